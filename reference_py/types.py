@@ -186,6 +186,10 @@ class ToolContext:
     call_id: str
     tool_name: str
     answer: Answer | None = None
+    # The call's arguments as a JSON string: the provider's raw OpenAI string byte for byte,
+    # or a compact serialization (Anthropic input, or args a beforeTool hook rewrote).
+    raw_arguments: str | None = None
+    turn: int = 0
 
 
 Execute = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]

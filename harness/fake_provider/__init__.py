@@ -1,0 +1,26 @@
+"""The fake LLM provider of the conformance harness: OpenAI Chat Completions and
+Anthropic Messages, JSON and SSE, on 127.0.0.1 only. Each scenario run gets a session
+with its own base URL that replays scripted model turns, records every request (API
+keys redacted) and refuses — with the real provider's status and error envelope — what
+the real API refuses. See docs in each module; the public surface is below."""
+
+from __future__ import annotations
+
+from .pairing import Rejection
+from .provider import FakeProvider
+from .records import ProviderViolation, RecordedRequest
+from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage, ScriptError
+from .sessions import Session
+
+__all__ = [
+    "FakeProvider",
+    "ProviderViolation",
+    "RecordedRequest",
+    "Rejection",
+    "Script",
+    "ScriptError",
+    "ScriptedCall",
+    "ScriptedTurn",
+    "ScriptedUsage",
+    "Session",
+]

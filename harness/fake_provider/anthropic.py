@@ -1,0 +1,122 @@
+"""Anthropic Messages wire format for the fake provider: a scripted turn rendered as a
+``message`` JSON body or as the named SSE events of a streamed message, and Anthropic's
+error envelope. ``tool_use.input`` is the scripted argument text parsed (key order kept);
+a stream sends that same text as ``input_json_delta`` pieces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .script import ScriptedTurn
+from .sse import halves, named_event
+
+STYLE = "anthropic"
+ENDPOINT = "/messages"
+
+
+def stop_reason(turn: ScriptedTurn) -> str:
+    if turn.stop_reason is not None:
+        return turn.stop_reason
+    return "tool_use" if turn.tool_calls else "end_turn"
+
+
+def content_blocks(turn: ScriptedTurn) -> list[dict[str, Any]]:
+    """Text first (omitted when a tool-call turn has none), then one tool_use per call."""
+    blocks: list[dict[str, Any]] = []
+    if turn.text or not turn.tool_calls:
+        blocks.append({"type": "text", "text": turn.text or ""})
+    for call in turn.tool_calls:
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.parsed_arguments()}
+        )
+    return blocks
+
+
+def message(turn: ScriptedTurn, model: str, message_id: str) -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content_blocks(turn),
+        "stop_reason": stop_reason(turn),
+        "stop_sequence": None,
+        "usage": {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output},
+    }
+
+
+def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[bytes, ...]:
+    """The stream. Ports add up the usage of message_start and of every message_delta, so
+    input tokens go only in message_start and output tokens only in message_delta."""
+    start = {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": turn.usage.input, "output_tokens": 0},
+    }
+    events: list[bytes] = [
+        named_event("message_start", {"type": "message_start", "message": start}),
+        # real streams carry pings; a port must skip them
+        named_event("ping", {"type": "ping"}),
+    ]
+    index = 0
+    if turn.text or not turn.tool_calls:
+        text_deltas = [
+            {"type": "text_delta", "text": piece} for piece in halves(turn.text or "") if piece
+        ]
+        events.extend(_block_events(index, {"type": "text", "text": ""}, text_deltas))
+        index += 1
+    for call in turn.tool_calls:
+        opening = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        json_deltas = [
+            {"type": "input_json_delta", "partial_json": piece} for piece in halves(call.arguments)
+        ]
+        events.extend(_block_events(index, opening, json_deltas))
+        index += 1
+    events.append(
+        named_event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason(turn), "stop_sequence": None},
+                "usage": {"output_tokens": turn.usage.output},
+            },
+        )
+    )
+    events.append(named_event("message_stop", {"type": "message_stop"}))
+    return tuple(events)
+
+
+def _block_events(
+    index: int, opening: dict[str, Any], deltas: list[dict[str, Any]]
+) -> list[bytes]:
+    events = [
+        named_event(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": opening},
+        )
+    ]
+    events.extend(
+        named_event(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}
+        )
+        for d in deltas
+    )
+    events.append(
+        named_event("content_block_stop", {"type": "content_block_stop", "index": index})
+    )
+    return events
+
+
+def error_envelope(
+    message: str, error_type: str = "invalid_request_error", request_id: str = "req_fake"
+) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "error": {"type": error_type, "message": message},
+        "request_id": request_id,
+    }

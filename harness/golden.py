@@ -1,0 +1,173 @@
+"""Goldens: one syrupy JSON file per variant under ``fixtures/golden/<scenario>/``, and the
+comparison of a port's normalized observables with it.
+
+syrupy owns storage, ``--snapshot-update`` and unused-golden detection; this module owns
+where the files live and how a difference is judged. A golden carries provenance (the
+reference version and the scenario file's hash), so a golden older than its scenario fails
+with a regenerate hint instead of a confusing diff. Differences are classified with the
+``advisory`` table of ``fixtures/normalization.json``: a difference listed there (say
+``null`` vs ``""`` content) is reported as a spec gap under its advisory rule; every other
+difference fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.location import PyTestLocation
+
+from .normalize import _path_matches
+from .paths import fixtures_dir, golden_dir
+
+MAX_LISTED = 12
+
+
+class GoldenExtension(JSONSnapshotExtension):
+    """fixtures/golden/<scenario id>/<variant>.json, shared by every port."""
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(golden_dir() / test_location.basename)
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return cls.dirname(test_location=test_location)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        return str(test_location.item.variant.name)  # type: ignore[attr-defined]
+
+    @classmethod
+    def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
+        return Path(snapshot_location).parent.name == test_location.basename
+
+
+def golden_path(scenario_id: str, variant_name: str) -> Path:
+    return golden_dir() / scenario_id / f"{variant_name}.json"
+
+
+def read_golden(scenario_id: str, variant_name: str) -> dict[str, Any] | None:
+    path = golden_path(scenario_id, variant_name)
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    expected: Any
+    actual: Any
+
+    def render(self) -> str:
+        return f"  {self.path}: golden {_short(self.expected)}, port {_short(self.actual)}"
+
+
+@dataclass
+class Comparison:
+    failures: list[Difference] = field(default_factory=list)
+    gaps: dict[str, list[Difference]] = field(default_factory=dict)
+
+    def render_failures(self) -> str:
+        shown = [d.render() for d in self.failures[:MAX_LISTED]]
+        more = len(self.failures) - len(shown)
+        return "\n".join(shown + ([f"  … and {more} more"] if more > 0 else []))
+
+
+@dataclass(frozen=True)
+class AdvisoryRow:
+    path: tuple[str, ...]
+    rule: str
+    when: str
+    style: str | None
+
+
+@lru_cache(maxsize=1)
+def advisory_rows() -> tuple[AdvisoryRow, ...]:
+    raw = json.loads((fixtures_dir() / "normalization.json").read_text(encoding="utf-8"))
+    return tuple(
+        AdvisoryRow(tuple(r["path"].split(".")), r["rule"], r["when"], r.get("style")) for r in raw.get("advisory", [])
+    )
+
+
+_ABSENT = object()
+
+
+def compare(expected: Any, actual: Any, *, style: str) -> Comparison:
+    result = Comparison()
+    for diff_path, want, got in _walk(expected, actual, ()):
+        row = _advisory(diff_path, want, got, style)
+        difference = Difference(_render_path(diff_path), _plain(want), _plain(got))
+        if row is None:
+            result.failures.append(difference)
+        else:
+            result.gaps.setdefault(row.rule, []).append(difference)
+    return result
+
+
+def _walk(want: Any, got: Any, path: tuple[str, ...]) -> Any:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in sorted(set(want) | set(got)):
+            yield from _walk(want.get(key, _ABSENT), got.get(key, _ABSENT), (*path, key))
+    elif isinstance(want, list) and isinstance(got, list):
+        for i in range(max(len(want), len(got))):
+            yield from _walk(want[i] if i < len(want) else _ABSENT, got[i] if i < len(got) else _ABSENT, (*path, str(i)))
+    elif want != got or type(want) is not type(got):
+        yield path, want, got
+
+
+def _advisory(path: tuple[str, ...], want: Any, got: Any, style: str) -> AdvisoryRow | None:
+    for row in advisory_rows():
+        if row.style not in (None, style) or not _path_matches(row.path, path):
+            continue
+        if row.when == "null-or-empty" and {_kind(want), _kind(got)} <= {"null", "empty"}:
+            return row
+        if row.when == "absent-or-empty" and {_kind(want), _kind(got)} <= {"absent", "empty"}:
+            return row
+        if row.when == "same-json" and isinstance(want, str) and isinstance(got, str) and _same_json(want, got):
+            return row
+        if row.when == "any":
+            return row
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is _ABSENT:
+        return "absent"
+    if value is None:
+        return "null"
+    if value == "":
+        return "empty"
+    return "other"
+
+
+def _same_json(a: str, b: str) -> bool:
+    try:
+        return bool(json.loads(a) == json.loads(b))
+    except json.JSONDecodeError:
+        return False
+
+
+def _plain(value: Any) -> Any:
+    return "<absent>" if value is _ABSENT else value
+
+
+def _short(value: Any) -> str:
+    text = value if value == "<absent>" else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 160 else text[:157] + "…"
+
+
+_INDEX = re.compile(r"^\d+$")
+
+
+def _render_path(path: tuple[str, ...]) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if _INDEX.match(part) else f".{part}"
+    return out

@@ -1,0 +1,138 @@
+"""The host a shim talks back to during ``client.run``: waitFor, the durable store, hooks.
+
+The harness plays the host so that what a port asks for is recorded and answered from the
+scenario alone. The store lives here, not in the shim, so a transcript survives a shim
+restart the way it survives a process restart in a durable host. Handlers run on the
+transport's thread pool, so several callbacks can be outstanding at once; ``holdUntil``
+parks every waitFor until N are outstanding together, which is how a port that calls back
+one at a time is caught (recorded as a host violation, then answered so the run ends).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import HostRequestError
+
+HOLD_TIMEOUT_S = 2.0
+
+
+HOST_REFUSED = -32010
+
+
+class HostRefusal(HostRequestError):
+    """The host answers a callback with a JSON-RPC error (a scenario asked waitFor to raise)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(HOST_REFUSED, message)
+
+
+@dataclass
+class HostLog:
+    """Everything the port asked the host, in arrival order."""
+
+    wait_for: list[dict[str, Any]] = field(default_factory=list)
+    hooks: list[dict[str, Any]] = field(default_factory=list)
+    saves: list[dict[str, Any]] = field(default_factory=list)
+    gets: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    max_outstanding: int = 0
+
+
+class Store:
+    """The durable ConversationStore, kept across shim restarts within one variant."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, conversation_id: str) -> list[Any] | None:
+        with self._lock:
+            found = self._data.get(conversation_id)
+            return copy.deepcopy(found) if found is not None else None
+
+    def save(self, conversation_id: str, messages: list[Any]) -> None:
+        with self._lock:
+            self._data[conversation_id] = copy.deepcopy(messages)
+
+
+class Host:
+    """Answers one phase's callbacks from the scenario's host block."""
+
+    def __init__(self, host_spec: dict[str, Any], store: Store, log: HostLog) -> None:
+        self._wait_spec = host_spec.get("waitFor") or {}
+        self._hook_rules = (host_spec.get("hooks") or {}).get("beforeTool", [])
+        self._store = store
+        self.log = log
+        self._cond = threading.Condition()
+        self._outstanding = 0
+        self._released = False
+
+    def handle(self, method: str, params: dict[str, Any]) -> Any:
+        if method == "host.waitFor":
+            return self._wait_for(params)
+        if method == "host.store.get":
+            self.log.gets.append(params["id"])
+            return {"messages": self._store.get(params["id"])}
+        if method == "host.store.save":
+            self.log.saves.append({"id": params["id"], "messages": copy.deepcopy(params["messages"])})
+            self._store.save(params["id"], params["messages"])
+            return {}
+        if method == "host.hook":
+            return self._hook(params)
+        raise HostRefusal(f"unknown host method {method!r}")
+
+    def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
+        request = params.get("request")
+        self.log.wait_for.append(copy.deepcopy(request))
+        if not isinstance(request, dict):
+            raise HostRefusal("host.waitFor params carry no request object")
+        self._hold()
+        if self._wait_spec.get("raise"):
+            raise HostRefusal("the host's waitFor raised (scenario asks for it)")
+        return {"answer": self._answer_for(request)}
+
+    def _hold(self) -> None:
+        wanted = self._wait_spec.get("holdUntil")
+        with self._cond:
+            self._outstanding += 1
+            self.log.max_outstanding = max(self.log.max_outstanding, self._outstanding)
+            if wanted and not self._released:
+                if self._outstanding >= wanted:
+                    self._released = True
+                    self._cond.notify_all()
+                elif not self._cond.wait_for(lambda: self._released, timeout=HOLD_TIMEOUT_S):
+                    self.log.violations.append(
+                        f"waitFor callbacks were not outstanding together: held {self._outstanding} "
+                        f"for {HOLD_TIMEOUT_S:.0f}s, the scenario needs {wanted} at once"
+                    )
+                    self._released = True
+                    self._cond.notify_all()
+            self._outstanding -= 1
+
+    def _answer_for(self, request: dict[str, Any]) -> dict[str, Any]:
+        answers = self._wait_spec.get("answers", {})
+        key = request.get("id")
+        calls = (request.get("data") or {}).get("calls") if request.get("kind") == "tool_call" else None
+        if isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict):
+            key = f"call:{calls[0].get('id')}"
+        template = answers.get(key) or answers.get("*")
+        if template is None:
+            self.log.violations.append(f"no scripted answer for waitFor request {key!r}")
+            return {"id": request.get("id", ""), "ok": False, "reason": "declined"}
+        answer = copy.deepcopy(template)
+        answer.setdefault("id", request.get("id", ""))
+        return answer
+
+    def _hook(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.log.hooks.append(copy.deepcopy(params))
+        if params.get("name") != "beforeTool":
+            return {"override": None}
+        event = params.get("event") or {}
+        for rule in self._hook_rules:
+            if rule["tool"] == event.get("name"):
+                return {"override": {k: v for k, v in rule.items() if k != "tool"}}
+        return {"override": None}

@@ -1,0 +1,296 @@
+"""Scenario files as pytest collectors, and one test item per variant.
+
+An item runs its variant through the port's shim, builds the observables, compares them
+with the golden, runs the check of every rule the scenario cites (plus the implicit ones),
+and then judges the outcomes against the port's expectations. Its failure text names the
+rule, the scenario file, a minimal diff, the shim's stderr tail and a rerun command.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .errors import HarnessError, ShimError
+from .golden import GoldenExtension, compare, read_golden
+from .normalize import normalize
+from .observables import observables
+from .rules import NotApplicable
+from .runner import RunRecord, run_variant
+from .scenario import UNCALLED_RELAY_TOOL, ScenarioError, Variant, load_scenario
+
+if TYPE_CHECKING:
+    from .session import ConformanceSession
+
+REFERENCE_PORTS = {"reference"}
+
+
+def reference_version() -> str:
+    import reference_py
+
+    return str(getattr(reference_py, "__version__", "0"))
+
+
+class ConformanceFailure(Exception):
+    """A variant's outcomes did not match the port's expectations (rendered, no traceback)."""
+
+
+@dataclass
+class Outcome:
+    rule: str
+    status: str  # pass | fail | n/a | gap
+    reason: str = ""
+    messages: list[str] = field(default_factory=list)
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Any:
+        conformance: ConformanceSession = self.config.stash[SESSION_KEY]
+        try:
+            scenario = load_scenario(self.path)
+        except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        if not any(conformance.selected(rule) for rule in scenario.rules):
+            return
+        for variant in scenario.variants():
+            yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
+
+    class CollectError(Exception):
+        pass
+
+
+def run_scenario_variant() -> None:
+    """syrupy locates goldens through an item's function object; this is it."""
+
+
+class VariantItem(pytest.Item):
+    def __init__(self, *, variant: Variant, callobj: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.variant = variant
+        self.obj = callobj
+        for rule in variant.scenario.rules:
+            self.add_marker(pytest.mark.rule(rule))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"scenario {self.variant.node_id}"
+
+    def runtest(self) -> None:
+        conformance: ConformanceSession = self.config.stash[SESSION_KEY]
+        outcomes, stderr_tail = self._evaluate(conformance)
+        self._judge(conformance, outcomes, stderr_tail)
+
+    def _evaluate(self, conformance: ConformanceSession) -> tuple[list[Outcome], str]:
+        rules = [r for r in (*self.variant.scenario.rules, *_implicit(self.variant)) if conformance.selected(r)]
+        try:
+            handshake = conformance.handshake()
+        except ShimError as exc:
+            return [Outcome(r, "fail", "transport", [str(exc)]) for r in rules], exc.stderr_tail
+        missing = sorted(self.variant.requires - set(handshake.capabilities))
+        if missing:
+            why = f"the port does not declare the capabilities {missing} this variant needs"
+            return [Outcome(r, "fail", "capability", [why]) for r in rules], ""
+        shim = conformance.shim()
+        try:
+            record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout)
+        except HarnessError as exc:
+            tail = getattr(exc, "stderr_tail", "")
+            return [Outcome(r, "fail", "transport", [str(exc)]) for r in rules], tail
+        self._save_artifacts(conformance, record)
+        outcomes = [self._golden(conformance, record)] if "golden.observables" in rules else []
+        outcomes += [self._check(conformance, r, record) for r in rules if r != "golden.observables"]
+        return outcomes, shim.process.stderr_tail()
+
+    def _check(self, conformance: ConformanceSession, rule: str, record: RunRecord) -> Outcome:
+        if rule == "absent.byte-identical":
+            return self._absent(conformance, record)
+        check = conformance.checks.get(rule)
+        if check is None:
+            return Outcome(rule, "fail", "divergence", [f"rule {rule} has no check bound to it (harness bug)"])
+        try:
+            messages = check.run(record)
+        except NotApplicable as exc:
+            return Outcome(rule, "n/a", messages=[str(exc)])
+        if not messages:
+            return Outcome(rule, "pass")
+        if conformance.level(rule) == "advisory":
+            return Outcome(rule, "gap", messages=messages)
+        return Outcome(rule, "fail", _reason(record), messages)
+
+    def _payload(self, record: RunRecord) -> dict[str, Any]:
+        return {
+            "provenance": {"reference": reference_version(), "scenario": self.variant.scenario.digest},
+            "observables": normalize(observables(record)),
+        }
+
+    def _golden(self, conformance: ConformanceSession, record: RunRecord) -> Outcome:
+        if self.variant.uncalled_relay:
+            return Outcome("golden.observables", "n/a", messages=["compared with the base variant's golden"])
+        payload = self._payload(record)
+        snapshot = self._snapshot()
+        if conformance.update_goldens and conformance.port.name in REFERENCE_PORTS:
+            if snapshot is not None:
+                assert snapshot == payload
+            return Outcome("golden.observables", "pass")
+        golden = read_golden(self.variant.scenario.id, self.variant.name)
+        if golden is None:
+            return Outcome("golden.observables", "fail", "golden", [f"no golden for {self.variant.node_id}; {REGEN}"])
+        if snapshot is not None:
+            snapshot == golden  # noqa: B015 - tells syrupy this golden was consulted (unused detection)
+        if golden.get("provenance") != payload["provenance"]:
+            return Outcome(
+                "golden.observables",
+                "fail",
+                "golden",
+                [f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"],
+            )
+        comparison = compare(golden["observables"], payload["observables"], style=self.variant.style)
+        for rule, diffs in comparison.gaps.items():
+            conformance.tally.gaps[rule].extend(f"{self.variant.node_id}: {d.render().strip()}" for d in diffs)
+        if comparison.failures:
+            return Outcome("golden.observables", "fail", "golden", ["observables differ from the golden:", comparison.render_failures()])
+        return Outcome("golden.observables", "pass")
+
+    def _absent(self, conformance: ConformanceSession, record: RunRecord) -> Outcome:
+        rule = "absent.byte-identical"
+        if not self.variant.scenario.relay_free:
+            return Outcome(rule, "n/a", messages=["the scenario declares relay tools"])
+        base = self.variant.name.removesuffix("-uncalled-relay")
+        golden = read_golden(self.variant.scenario.id, base)
+        if golden is None:
+            return Outcome(rule, "fail", "golden", [f"no golden for {self.variant.scenario.id}[{base}]; {REGEN}"])
+        got = normalize(_strip_uncalled_relay(observables(record), self.variant.style))
+        got["variant"] = base
+        comparison = compare(golden["observables"], got, style=self.variant.style)
+        if comparison.failures:
+            what = "an uncalled relay tool changed more than its declaration" if self.variant.uncalled_relay else "observables differ from the relay-free golden"
+            return Outcome(rule, "fail", "golden", [f"{what}:", comparison.render_failures()])
+        return Outcome(rule, "pass")
+
+    def _snapshot(self) -> Any:
+        syrupy_session = getattr(self.config, "_syrupy", None)
+        if syrupy_session is None:
+            return None
+        from syrupy.assertion import SnapshotAssertion
+        from syrupy.location import PyTestLocation
+
+        return SnapshotAssertion(
+            update_snapshots=self.config.option.update_snapshots,
+            update_new_snapshots_only=False,
+            extension_class=GoldenExtension,
+            test_location=PyTestLocation(self),
+            session=syrupy_session,
+        )
+
+    def _judge(self, conformance: ConformanceSession, outcomes: list[Outcome], stderr_tail: str) -> None:
+        problems: list[str] = []
+        for outcome in outcomes:
+            key = f"{self.variant.node_id}::{outcome.rule}"
+            entry = conformance.expectations.lookup(key)
+            if outcome.status == "fail":
+                conformance.observed_failures[key] = (outcome.reason, _one_line(outcome.messages))
+                if entry is not None and entry.reason == outcome.reason:
+                    conformance.tally.add(outcome.rule, "expected")
+                    continue
+                conformance.tally.add(outcome.rule, "fail")
+                head = f"[{outcome.rule}] ({conformance.level(outcome.rule)}, {outcome.reason})"
+                if entry is not None:
+                    head += f" — expected to fail as {entry.reason!r}, failed as {outcome.reason!r}"
+                problems.append("\n".join([head, *outcome.messages]))
+            else:
+                conformance.tally.add(outcome.rule, outcome.status)
+                if entry is not None and outcome.status == "pass":
+                    problems.append(
+                        f"[{outcome.rule}] passes now but is listed as an expected failure ({key}); "
+                        f"update the file: pytest --port={conformance.port.name} "
+                        f"--expectations={conformance.expectations.path} --update-expectations"
+                    )
+            if outcome.status == "gap":
+                conformance.tally.gaps[outcome.rule].extend(f"{self.variant.node_id}: {m}" for m in outcome.messages)
+        if problems:
+            raise ConformanceFailure(self._render(conformance, problems, stderr_tail))
+
+    def _render(self, conformance: ConformanceSession, problems: list[str], stderr_tail: str) -> str:
+        lines = [f"scenario {self.variant.node_id} ({self.path.name}) on port {conformance.port.name}:", ""]
+        lines += [p + "\n" for p in problems]
+        if stderr_tail.strip():
+            lines.append("shim stderr (tail):")
+            lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
+        lines.append(f"rerun: pytest '{self.nodeid}' --port={conformance.port.name}")
+        return "\n".join(lines)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure | HarnessError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def _save_artifacts(self, conformance: ConformanceSession, record: RunRecord) -> None:
+        if conformance.artifacts is None:
+            return
+        conformance.artifacts.mkdir(parents=True, exist_ok=True)
+        name = self.variant.node_id.replace("[", "__").replace("]", "")
+        data = {
+            "variant": self.variant.node_id,
+            "phases": [
+                {"entry": p.entry, "params": p.params, "requests": p.requests, "result": p.result, "error": p.error,
+                 "events": p.events, "waitFor": p.host.wait_for, "saves": p.host.saves}
+                for p in record.phases
+            ],
+            "jsonrpc": [line for line in _jsonrpc_lines(conformance)],
+        }
+        (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+REGEN = "regenerate with: pytest --port=reference --snapshot-update"
+
+
+def _implicit(variant: Variant) -> tuple[str, ...]:
+    from .session import IMPLICIT_RULES
+
+    extra = ("absent.byte-identical",) if variant.scenario.relay_free and "absent.byte-identical" not in variant.scenario.rules else ()
+    return tuple(r for r in IMPLICIT_RULES if r not in variant.scenario.rules) + extra
+
+
+def _reason(record: RunRecord) -> str:
+    errors = [p.error for p in record.phases if p.error is not None]
+    expected = (record.variant.scenario.data.get("expect") or {}).get("error") or (
+        "resume" if (record.variant.scenario.data.get("resume") or {}).get("expectError") else None
+    )
+    if errors and not expected:
+        return "port-error"
+    return "divergence"
+
+
+def _strip_uncalled_relay(tree: dict[str, Any], style: str) -> dict[str, Any]:
+    tree = copy.deepcopy(tree)
+    name = UNCALLED_RELAY_TOOL["name"]
+    for phase in tree["phases"]:
+        for body in phase["requests"]:
+            if not isinstance(body, dict) or "tools" not in body:
+                continue
+            body["tools"] = [
+                t for t in body["tools"] if ((t.get("function") or {}).get("name") if style == "openai" else t.get("name")) != name
+            ]
+            if not body["tools"]:
+                del body["tools"]
+                body.pop("tool_choice", None)
+    return tree
+
+
+def _one_line(messages: list[str]) -> str:
+    text = " ".join(m.strip() for m in messages if m.strip())
+    return text.replace("\n", " ")[:200]
+
+
+def _jsonrpc_lines(conformance: ConformanceSession) -> list[str]:
+    transcript = getattr(conformance.shim().process, "transcript", None)
+    if transcript is None:
+        return []
+    return [str(entry) for entry in getattr(transcript, "entries", [])][-400:]
+
+
+SESSION_KEY = pytest.StashKey["ConformanceSession"]()

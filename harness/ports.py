@@ -1,0 +1,113 @@
+"""The ports registry (``harness/ports.toml``): how to build and start each port's shim.
+
+This module turns ``--port``/``--port-cmd``/``--port-src`` into a ready-to-start command
+line, running the port's build step first when it has one. A port the user asked for that
+cannot be built fails the run with the exact command that failed; it is never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import HarnessError
+from .paths import repo_root
+
+REGISTRY = Path(__file__).with_name("ports.toml")
+DEFAULT_TIMEOUT = 10.0
+
+
+class PortError(HarnessError):
+    """A port cannot be selected, built or started."""
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str
+    language: str
+    start: tuple[str, ...]
+    build: tuple[tuple[str, ...], ...] = ()
+    toolchain: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    needs_source: bool = False
+    description: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    ports = {}
+    for name, spec in raw.items():
+        ports[name] = Port(
+            name=name,
+            language=spec.get("language", "?"),
+            start=tuple(spec["start"]),
+            build=tuple(tuple(step) for step in spec.get("build", [])),
+            toolchain=spec.get("toolchain"),
+            timeout=float(spec.get("timeout", DEFAULT_TIMEOUT)),
+            needs_source=bool(spec.get("needs_source", False)),
+            description=spec.get("description", ""),
+            env=dict(spec.get("env", {})),
+        )
+    return ports
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", ".cache/conformance")).resolve()
+
+
+@dataclass(frozen=True)
+class ResolvedPort:
+    name: str
+    argv: list[str]
+    timeout: float
+    env: dict[str, str]
+
+
+def resolve(name: str | None, port_cmd: str | None, port_src: str | None, timeout: float | None) -> ResolvedPort:
+    if port_cmd:
+        return ResolvedPort(name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {})
+    registry = load_registry()
+    if name not in registry:
+        known = ", ".join(sorted(registry))
+        raise PortError(f"unknown port {name!r}; the registry ({REGISTRY.name}) knows: {known}")
+    port = registry[name]
+    if port.needs_source and not port_src:
+        raise PortError(
+            f"port {name!r} is not served by any registry reachable here; run it against a "
+            f"checkout: pytest --port={name} --port-src=PATH/TO/toolnexus"
+        )
+    if port.toolchain and shutil.which(port.toolchain) is None:
+        raise PortError(f"port {name!r} needs {port.toolchain!r} on PATH to build its shim; it is not installed")
+    values = {
+        "python": sys.executable,
+        "root": str(repo_root()),
+        "cache": str(cache_dir() / name),
+        "src": str(Path(port_src).resolve()) if port_src else "",
+    }
+    env = {k: v.format(**values) for k, v in port.env.items()}
+    for step in port.build:
+        _run_build_step([part.format(**values) for part in step], env, name)
+    argv = [part.format(**values) for part in port.start]
+    return ResolvedPort(name, argv, timeout or port.timeout, env)
+
+
+def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> None:
+    try:
+        done = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PortError(f"building port {name!r} failed: {shlex.join(argv)}\n  {exc}") from None
+    if done.returncode != 0:
+        tail = "\n".join(f"  | {line}" for line in (done.stdout + done.stderr).splitlines()[-30:])
+        raise PortError(f"building port {name!r} failed (exit {done.returncode}): {shlex.join(argv)}\n{tail}")
+
+
+def describe(port: Any) -> str:
+    return f"{port.name} ({port.language})"

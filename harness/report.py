@@ -1,0 +1,58 @@
+"""Reporting a conformance run: the terminal summary per rule, and the JSON + markdown
+reports (``--conformance-report``) a CI step summary can show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .session import ConformanceSession
+
+MAX_GAPS_SHOWN = 5
+
+
+def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
+    port = conformance.port.name
+    terminal.write_sep("=", f"conformance summary: port {port}")
+    rows = conformance.summary_rows()
+    width = max((len(r["rule"]) for r in rows), default=10)
+    terminal.write_line(f"{'rule'.ljust(width)}  level       pass  fail  expected  gap  n/a")
+    for r in rows:
+        terminal.write_line(
+            f"{r['rule'].ljust(width)}  {r['level']:<10} {r['pass']:>5} {r['fail']:>5} {r['expected']:>9} {r['gap']:>4} {r['notApplicable']:>4}"
+        )
+    never = sorted(rid for rid, info in conformance.rules.items() if rid not in {r["rule"] for r in rows})
+    if never:
+        terminal.write_line(f"rules not exercised by any selected scenario ({len(never)}): {', '.join(never)}")
+    for rule, gaps in sorted(conformance.tally.gaps.items()):
+        terminal.write_line(f"spec gap [{rule}] ({len(gaps)}):")
+        for gap in gaps[:MAX_GAPS_SHOWN]:
+            terminal.write_line(f"    {gap}")
+    for key in conformance.stale_entries:
+        terminal.write_line(f"ERROR expectation matched nothing (remove it): {key}", red=True)
+
+
+def build_report(conformance: ConformanceSession) -> dict[str, Any]:
+    return {
+        "port": conformance.port.name,
+        "rules": conformance.summary_rows(),
+        "gaps": {rule: gaps for rule, gaps in sorted(conformance.tally.gaps.items())},
+        "failures": {key: {"reason": r, "observed": o} for key, (r, o) in sorted(conformance.observed_failures.items())},
+        "staleExpectations": conformance.stale_entries,
+    }
+
+
+def write_reports(conformance: ConformanceSession, target: Path) -> None:
+    data = build_report(conformance)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    target.with_suffix(".md").write_text(markdown(data), encoding="utf-8")
+
+
+def markdown(data: dict[str, Any]) -> str:
+    lines = [f"### Conformance: port `{data['port']}`", "", "| rule | level | pass | fail | expected | gap | n/a |", "|---|---|---|---|---|---|---|"]
+    for r in data["rules"]:
+        lines.append(f"| `{r['rule']}` | {r['level']} | {r['pass']} | {r['fail']} | {r['expected']} | {r['gap']} | {r['notApplicable']} |")
+    return "\n".join(lines) + "\n"

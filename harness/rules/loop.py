@@ -1,0 +1,271 @@
+"""Checks for the §8 wire facts a port's loop puts on the provider wire (SPEC.md loop.*)
+and the tool declarations (decl.*)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..runner import PhaseRecord, RunRecord
+from ..scenario import Variant
+from . import NotApplicable, check
+from .model import BUILTIN_NAMES
+from .transcript import tool_turns
+
+OPENAI_KEYS = {"model", "messages", "tools", "tool_choice", "stream", "stream_options"}
+ANTHROPIC_KEYS = {"model", "max_tokens", "system", "messages", "tools", "stream"}
+
+
+def _bodies(record: RunRecord) -> list[tuple[PhaseRecord, int, dict[str, Any]]]:
+    found = [(phase, i, body) for phase in record.phases for i, body in enumerate(phase.requests)]
+    if not found:
+        raise NotApplicable("no provider request was made")
+    return found
+
+
+def _style(record: RunRecord, style: str) -> None:
+    if record.variant.style != style:
+        raise NotApplicable(f"{style} style only")
+
+
+def _has_tools(variant: Variant) -> bool:
+    return bool(variant.toolkit()["tools"]) or bool(variant.toolkit().get("builtins"))
+
+
+@check("loop.openai-endpoint")
+def openai_endpoint(record: RunRecord) -> Iterator[str]:
+    _style(record, "openai")
+    for phase in record.phases:
+        for path, headers in zip(phase.request_paths, phase.request_headers):
+            if not path.endswith("/chat/completions"):
+                yield f"request to {path!r}, expected {{base}}/chat/completions"
+            if not headers.get("authorization", "").startswith("Bearer "):
+                yield f"request to {path!r} has no Bearer authorization header"
+
+
+@check("loop.anthropic-endpoint")
+def anthropic_endpoint(record: RunRecord) -> Iterator[str]:
+    _style(record, "anthropic")
+    for phase in record.phases:
+        for path, headers in zip(phase.request_paths, phase.request_headers):
+            if not path.endswith("/v1/messages"):
+                yield f"request to {path!r}, expected .../v1/messages"
+            if "x-api-key" not in headers:
+                yield f"request to {path!r} has no x-api-key header"
+            if headers.get("anthropic-version") != "2023-06-01":
+                yield f"anthropic-version header is {headers.get('anthropic-version')!r}, expected '2023-06-01'"
+
+
+@check("loop.openai-body")
+def openai_body(record: RunRecord) -> Iterator[str]:
+    _style(record, "openai")
+    for _, i, body in _bodies(record):
+        extra = sorted(set(body) - OPENAI_KEYS)
+        if extra:
+            yield f"request {i + 1} carries unexpected keys {extra}"
+        if "tools" in body and body.get("tool_choice") != "auto":
+            yield f"request {i + 1}: tool_choice is {body.get('tool_choice')!r} beside tools, expected 'auto'"
+
+
+@check("loop.anthropic-body")
+def anthropic_body(record: RunRecord) -> Iterator[str]:
+    _style(record, "anthropic")
+    for _, i, body in _bodies(record):
+        extra = sorted(set(body) - ANTHROPIC_KEYS)
+        if extra:
+            yield f"request {i + 1} carries unexpected keys {extra}"
+        if body.get("max_tokens") != 4096:
+            yield f"request {i + 1}: max_tokens is {body.get('max_tokens')!r}, expected 4096"
+
+
+@check("loop.tools-omitted-when-empty")
+def tools_omitted(record: RunRecord) -> Iterator[str]:
+    if _has_tools(record.variant):
+        raise NotApplicable("the toolkit is not empty")
+    for _, i, body in _bodies(record):
+        present = sorted({"tools", "tool_choice"} & set(body))
+        if present:
+            yield f"request {i + 1} carries {present} although no tool is declared"
+
+
+@check("loop.stream-body")
+def stream_body(record: RunRecord) -> Iterator[str]:
+    for phase in record.phases:
+        for i, body in enumerate(phase.requests):
+            if phase.entry == "stream":
+                if body.get("stream") is not True:
+                    yield f"streamed request {i + 1} lacks stream:true"
+                if record.variant.style == "openai" and body.get("stream_options") != {"include_usage": True}:
+                    yield f"streamed request {i + 1}: stream_options is {body.get('stream_options')!r}"
+            elif body.get("stream"):
+                yield f"non-streamed request {i + 1} asks for a stream"
+
+
+@check("loop.user-prompt")
+def user_prompt(record: RunRecord) -> Iterator[str]:
+    phase = record.first
+    if not phase.requests:
+        raise NotApplicable("no provider request")
+    messages = phase.requests[0].get("messages") or []
+    want = {"role": "user", "content": record.variant.scenario.data["prompt"]}
+    if not messages or messages[-1] != want:
+        yield f"the first request's last message is {messages[-1] if messages else None!r}, expected {want!r}"
+
+
+@check("loop.system-prompt")
+def system_prompt(record: RunRecord) -> Iterator[str]:
+    system = (record.variant.scenario.data.get("client") or {}).get("systemPrompt")
+    if not system:
+        raise NotApplicable("no system prompt configured")
+    for _, i, body in _bodies(record):
+        messages = body.get("messages") or []
+        if record.variant.style == "openai":
+            systems = [m for m in messages if m.get("role") == "system"]
+            if systems != [{"role": "system", "content": system}] or messages[0].get("role") != "system":
+                yield f"request {i + 1}: expected one leading system message {system!r}, got {systems!r}"
+        elif body.get("system") != system:
+            yield f"request {i + 1}: system is {body.get('system')!r}, expected {system!r}"
+
+
+@check("loop.model-verbatim")
+def model_verbatim(record: RunRecord) -> Iterator[str]:
+    for _, i, body in _bodies(record):
+        if body.get("model") != record.first.params["model"]:
+            yield f"request {i + 1}: model is {body.get('model')!r}, expected {record.first.params['model']!r}"
+
+
+@check("loop.tool-results-openai", "loop.tool-results-anthropic", "loop.results-in-call-order")
+def tool_results(record: RunRecord) -> Iterator[str]:
+    turns_seen = 0
+    for phase in record.phases:
+        yield from (f"the fake provider refused a request: {v}" for v in phase.provider_violations)
+        for body in phase.requests:
+            for turn in tool_turns(body.get("messages") or [], record.variant.style):
+                if turn.messages_after == 0 and not turn.results:
+                    continue
+                turns_seen += 1
+                if turn.result_ids != turn.call_ids[: len(turn.result_ids)]:
+                    yield f"results {turn.result_ids} are not in tool-call order {turn.call_ids}"
+    if not turns_seen:
+        raise NotApplicable("no tool results reached the provider")
+
+
+@check("loop.final-text")
+def final_text(record: RunRecord) -> Iterator[str]:
+    last = record.phases[-1]
+    turns = list(record.variant.scenario.data["turns"]) + list((record.variant.scenario.data.get("resume") or {}).get("turns", []))
+    if not turns or turns[-1].get("toolCalls") or (last.result or {}).get("status") != "done":
+        raise NotApplicable("the run does not end on a final answer")
+    want = turns[-1].get("text", "")
+    if last.result.get("text") != want:
+        yield f"RunResult.text is {last.result.get('text')!r}, expected the final turn's text {want!r}"
+
+
+@check("loop.usage-summed")
+def usage_summed(record: RunRecord) -> Iterator[str]:
+    phase = record.first
+    usage = (phase.result or {}).get("usage")
+    if not isinstance(usage, dict):
+        raise NotApplicable("no usage reported")
+    turns = record.variant.scenario.data["turns"][: len(phase.requests)]
+    prompt = sum((t.get("usage") or {}).get("input", 0) for t in turns)
+    completion = sum((t.get("usage") or {}).get("output", 0) for t in turns)
+    want = {"promptTokens": prompt, "completionTokens": completion, "totalTokens": prompt + completion}
+    got = {k: usage.get(k) for k in want}
+    if got != want:
+        yield f"usage is {got}, expected the per-turn sum {want}"
+
+
+@check("loop.sse-openai", "loop.sse-anthropic")
+def sse_assembly(record: RunRecord) -> Iterator[str]:
+    streamed = [p for p in record.phases if p.entry == "stream"]
+    if not streamed:
+        raise NotApplicable("not a streaming variant")
+    scripted = {c["id"]: c for t in record.variant.scenario.data["turns"] for c in t.get("toolCalls", [])}
+    for phase in streamed:
+        for body in phase.requests[1:]:
+            for turn in tool_turns(body.get("messages") or [], record.variant.style):
+                for call in turn.calls:
+                    want = scripted.get(call.id)
+                    if want is None:
+                        continue
+                    if record.variant.style == "openai" and call.arguments != want["arguments"]:
+                        yield f"assembled arguments of {call.id} are {call.arguments!r}, streamed {want['arguments']!r}"
+                    if record.variant.style == "anthropic":
+                        import json
+
+                        if call.arguments != json.loads(want["arguments"]):
+                            yield f"assembled input of {call.id} is {call.arguments!r}"
+
+
+@check("loop.assistant-content-null")
+def assistant_content_null(record: RunRecord) -> Iterator[str]:
+    _style(record, "openai")
+    seen = False
+    for _, i, body in _bodies(record):
+        for message in body.get("messages") or []:
+            if message.get("role") == "assistant" and message.get("tool_calls"):
+                seen = True
+                if message.get("content") is not None:
+                    yield f"request {i + 1}: a tool-only assistant turn has content {message.get('content')!r}; the reference keeps null"
+    if not seen:
+        raise NotApplicable("no tool-only assistant turn was replayed")
+
+
+@check("loop.anthropic-system-empty")
+def anthropic_system_empty(record: RunRecord) -> Iterator[str]:
+    _style(record, "anthropic")
+    if (record.variant.scenario.data.get("client") or {}).get("systemPrompt"):
+        raise NotApplicable("a system prompt is configured")
+    for _, i, body in _bodies(record):
+        if "system" in body:
+            yield f"request {i + 1} sends system {body['system']!r}; the reference omits it"
+
+
+@check("loop.max-turns-exhaustion")
+def max_turns(record: RunRecord) -> Iterator[str]:
+    data = record.variant.scenario.data
+    max_turns_ = (data.get("client") or {}).get("maxTurns")
+    if not max_turns_ or len(data["turns"]) <= max_turns_ or not data["turns"][max_turns_ - 1].get("toolCalls"):
+        raise NotApplicable("maxTurns is not exhausted")
+    expected = (data.get("expect") or {}).get("status")
+    got = (record.first.result or {}).get("status")
+    if expected and got != expected:
+        yield f"status on exhaustion is {got!r}; the reference gives {expected!r}"
+
+
+@check("decl.openai-shape", "decl.anthropic-shape", "decl.gemini-shape", "decl.order")
+def declarations(record: RunRecord) -> Iterator[str]:
+    decls = record.declarations
+    if decls is None:
+        raise NotApplicable(f"toolkit.describe refused the toolkit: {record.declaration_error}")
+    names = [t["name"] for t in record.variant.toolkit()["tools"]]
+    for style, get_name in (
+        ("openai", lambda d: (d.get("function") or {}).get("name")),
+        ("anthropic", lambda d: d.get("name")),
+    ):
+        listed = [get_name(d) for d in decls.get(style) or []]
+        ours = [n for n in listed if n in names]
+        if ours != names:
+            yield f"{style} declarations list {ours}, expected the toolkit's order {names}"
+    for d in decls.get("openai") or []:
+        if set(d) != {"type", "function"} or d.get("type") != "function":
+            yield f"openai declaration has keys {sorted(d)}: {d}"
+    for d in decls.get("anthropic") or []:
+        if set(d) - {"name", "description", "input_schema"}:
+            yield f"anthropic declaration has keys {sorted(d)}"
+    gemini = decls.get("gemini")
+    if not (isinstance(gemini, list) and len(gemini) == 1 and "functionDeclarations" in gemini[0]):
+        yield f"gemini declarations are not one {{functionDeclarations: [...]}}: {gemini!r}"
+
+
+@check("decl.builtin-names")
+def builtin_names(record: RunRecord) -> Iterator[str]:
+    if not record.variant.toolkit().get("builtins"):
+        raise NotApplicable("builtins are off")
+    if record.declarations is None:
+        raise NotApplicable("the toolkit was refused")
+    listed = {(d.get("function") or {}).get("name") for d in record.declarations.get("openai") or []}
+    missing = sorted(BUILTIN_NAMES - listed)
+    if missing:
+        yield f"builtins missing from the declarations: {missing}"

@@ -1,0 +1,267 @@
+"""Checks for the relay rules (ADR 0010 + the owner's decisions in SPEC.md "relay.*")."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..runner import PhaseRecord, RunRecord
+from . import NotApplicable, check
+from .model import ScriptedCall, all_scripted_calls, halting_turn, relay_tool_names, rewritten_args
+from .transcript import tool_turns
+
+CALL_KEYS = {"id", "name", "input", "arguments"}
+RELAY_PROMPT = "relay tool call {name} to the caller for execution"
+
+
+def surfaced_requests(phase: PhaseRecord) -> Iterator[tuple[str, Any]]:
+    """Every Request the port put on the wire in a phase, with where it was seen."""
+    pending = (phase.result or {}).get("pending")
+    if pending is not None:
+        yield "RunResult.pending", pending
+    for i, request in enumerate(phase.host.wait_for):
+        yield f"waitFor[{i}]", request
+    for i, event in enumerate(phase.events):
+        if event.get("type") == "pending":
+            yield f"events[{i}].request", event.get("request")
+
+
+def relay_requests(record: RunRecord) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for p, phase in enumerate(record.phases):
+        for where, request in surfaced_requests(phase):
+            if isinstance(request, dict) and request.get("kind") == "tool_call":
+                found.append((f"phase {p + 1} {where}", request))
+    return found
+
+
+def _calls(request: dict[str, Any]) -> list[Any]:
+    calls = (request.get("data") or {}).get("calls")
+    return calls if isinstance(calls, list) else []
+
+
+def _require_relay(record: RunRecord) -> None:
+    if not relay_tool_names(record.variant) or not any(
+        c.kind == "relay" for c in all_scripted_calls(record.variant).values()
+    ):
+        raise NotApplicable("no relay tool is called in this scenario")
+
+
+def _durable(record: RunRecord) -> bool:
+    return "waitFor" not in (record.variant.scenario.data.get("host") or {})
+
+
+@check("relay.request-kind")
+def request_kind(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    turn = halting_turn(record.variant) or []
+    suspending = [c for c in turn if c.kind in {"relay", "suspend"}]
+    if _durable(record) and suspending and suspending[0].kind == "relay":
+        pending = (record.first.result or {}).get("pending")
+        if not isinstance(pending, dict):
+            yield "the run did not halt with a pending Request although a relay call was first to suspend"
+            return
+        if pending.get("kind") != "tool_call":
+            yield f"RunResult.pending.kind is {pending.get('kind')!r}, expected 'tool_call'"
+        if not _calls(pending):
+            yield "RunResult.pending.data.calls is missing or empty"
+    if not relay_requests(record):
+        yield "no Request with kind 'tool_call' was surfaced although relay tools were called"
+
+
+@check("relay.call-entry-keys")
+def call_entry_keys(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    types = {"id": str, "name": str, "input": dict, "arguments": str}
+    for where, request in relay_requests(record):
+        for i, entry in enumerate(_calls(request)):
+            if not isinstance(entry, dict):
+                yield f"{where}: data.calls[{i}] is not an object"
+                continue
+            if set(entry) != CALL_KEYS:
+                extra, missing = sorted(set(entry) - CALL_KEYS), sorted(CALL_KEYS - set(entry))
+                yield f"{where}: data.calls[{i}] keys differ: extra {extra}, missing {missing}"
+            for key, kind in types.items():
+                if key in entry and not isinstance(entry[key], kind):
+                    yield f"{where}: data.calls[{i}].{key} is {type(entry[key]).__name__}, expected {kind.__name__}"
+
+
+@check("relay.call-id-stamped")
+def call_id_stamped(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    scripted = all_scripted_calls(record.variant)
+    for where, request in relay_requests(record):
+        for i, entry in enumerate(_calls(request)):
+            call = scripted.get(entry.get("id")) if isinstance(entry, dict) else None
+            if call is None:
+                yield f"{where}: data.calls[{i}].id {entry.get('id')!r} is not a provider call id of this run"
+            elif call.name != entry.get("name"):
+                yield f"{where}: data.calls[{i}] names {entry.get('name')!r} but call {call.id} is {call.name!r}"
+
+
+def _entries(record: RunRecord) -> Iterator[tuple[str, dict[str, Any], ScriptedCall]]:
+    scripted = all_scripted_calls(record.variant)
+    for where, request in relay_requests(record):
+        for i, entry in enumerate(_calls(request)):
+            if isinstance(entry, dict) and entry.get("id") in scripted:
+                yield f"{where}: data.calls[{i}]", entry, scripted[entry["id"]]
+
+
+@check("relay.arguments-raw-openai")
+def arguments_raw_openai(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    if record.variant.style != "openai":
+        raise NotApplicable("anthropic style sends input as an object")
+    rewritten = rewritten_args(record.variant)
+    for where, entry, call in _entries(record):
+        if call.name in rewritten:
+            continue
+        if entry.get("arguments") != call.raw_arguments:
+            yield f"{where}.arguments is {entry.get('arguments')!r}, not the provider's raw string {call.raw_arguments!r}"
+
+
+@check("relay.arguments-parse-to-input")
+def arguments_parse_to_input(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    rewritten = rewritten_args(record.variant)
+    for where, entry, call in _entries(record):
+        try:
+            parsed = json.loads(entry.get("arguments", ""))
+        except (TypeError, json.JSONDecodeError):
+            yield f"{where}.arguments is not JSON: {entry.get('arguments')!r}"
+            continue
+        expected = rewritten.get(call.name, call.arguments)
+        if parsed != entry.get("input"):
+            yield f"{where}.arguments parses to {parsed!r}, but input is {entry.get('input')!r}"
+        if entry.get("input") != expected:
+            yield f"{where}.input is {entry.get('input')!r}, expected {expected!r}"
+
+
+@check("relay.arguments-anthropic-format")
+def arguments_anthropic_format(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    if record.variant.style != "anthropic":
+        raise NotApplicable("openai style carries the raw string")
+    for where, entry, _ in _entries(record):
+        compact = json.dumps(entry.get("input"), separators=(",", ":"), ensure_ascii=False)
+        if entry.get("arguments") != compact:
+            yield f"{where}.arguments is {entry.get('arguments')!r}; the reference writes compact JSON {compact!r}"
+
+
+@check("relay.args-rewrite")
+def args_rewrite(record: RunRecord) -> Iterator[str]:
+    rewritten = rewritten_args(record.variant)
+    if not rewritten:
+        raise NotApplicable("no beforeTool args rewrite in this scenario")
+    seen = False
+    for where, entry, call in _entries(record):
+        if call.name in rewritten:
+            seen = True
+            if entry.get("input") != rewritten[call.name]:
+                yield f"{where}.input is {entry.get('input')!r}, expected the rewritten {rewritten[call.name]!r}"
+    if not seen:
+        yield "no relay Request carried the call whose arguments the hook rewrote"
+
+
+@check("relay.calls-in-one-request")
+def calls_in_one_request(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    if not _durable(record):
+        raise NotApplicable("in-process path: one callback per call instead")
+    turn = halting_turn(record.variant) or []
+    suspending = [c for c in turn if c.kind in {"relay", "suspend"}]
+    if not suspending or suspending[0].kind != "relay":
+        raise NotApplicable("the first suspension of the turn is not a relay call")
+    pending = (record.first.result or {}).get("pending") or {}
+    got = [e.get("id") for e in _calls(pending) if isinstance(e, dict)]
+    want = [c.id for c in turn if c.kind == "relay"]
+    if got != want:
+        yield f"RunResult.pending.data.calls ids are {got}, expected every relay call of the turn in order {want}"
+
+
+@check("relay.non-relay-first-uncontaminated")
+def non_relay_first(record: RunRecord) -> Iterator[str]:
+    turn = halting_turn(record.variant) or []
+    suspending = [c for c in turn if c.kind in {"relay", "suspend"}]
+    if not _durable(record) or not suspending or suspending[0].kind != "suspend":
+        raise NotApplicable("no non-relay suspension comes first in a durable turn")
+    if not any(c.kind == "relay" for c in turn):
+        raise NotApplicable("no relay call in the halting turn")
+    pending = (record.first.result or {}).get("pending")
+    if not isinstance(pending, dict):
+        yield "the run did not halt on the non-relay suspension"
+        return
+    if pending.get("kind") == "tool_call" or "calls" in (pending.get("data") or {}):
+        yield f"the surfaced non-relay Request carries relay calls: {pending!r}"
+
+
+@check("relay.inprocess-one-callback-per-call")
+def one_callback_per_call(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    if _durable(record):
+        raise NotApplicable("durable path")
+    for p, phase in enumerate(record.phases):
+        yield from (f"phase {p + 1}: {v}" for v in phase.host.violations if "outstanding" in v)
+    relay_calls = [c.id for c in all_scripted_calls(record.variant).values() if c.kind == "relay"]
+    seen: list[str] = []
+    for where, request in relay_requests(record):
+        if not where.split(" ", 2)[2].startswith("waitFor"):
+            continue
+        ids = [e.get("id") for e in _calls(request) if isinstance(e, dict)]
+        if len(ids) != 1:
+            yield f"{where} carries {len(ids)} calls {ids}; each callback must carry exactly its own call"
+        seen.extend(ids)
+    if sorted(seen) != sorted(relay_calls):
+        yield f"waitFor callbacks carried relay calls {sorted(seen)}, expected one each for {sorted(relay_calls)}"
+
+
+@check("relay.not-a-tool-error")
+def relay_not_a_tool_error(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    names = relay_tool_names(record.variant)
+    events = [m for phase in record.phases for m in phase.metrics if m.get("event") == "tool" and m.get("tool") in names]
+    suspensions = [m for m in events if m.get("pending") is True]
+    if not suspensions:
+        yield f"no tool event with pending:true for the relay tools {sorted(names)} (tool events: {events})"
+    for m in suspensions:
+        if m.get("isError") is not False:
+            yield f"relay suspension event has isError {m.get('isError')!r}, expected false: {m}"
+        if m.get("source") != "relay":
+            yield f"relay suspension event has source {m.get('source')!r}, expected 'relay': {m}"
+
+
+@check("relay.prompt-text")
+def prompt_text(record: RunRecord) -> Iterator[str]:
+    _require_relay(record)
+    for where, request in relay_requests(record):
+        calls = _calls(request)
+        name = calls[0].get("name") if calls and isinstance(calls[0], dict) else "?"
+        if request.get("prompt") != RELAY_PROMPT.format(name=name):
+            yield f"{where}.prompt is {request.get('prompt')!r}; the reference says {RELAY_PROMPT.format(name=name)!r}"
+
+
+@check("relay.multi-round")
+def multi_round(record: RunRecord) -> Iterator[str]:
+    relay_turns = [
+        t for t in record.variant.scenario.data["turns"] if any(c["name"] in relay_tool_names(record.variant) for c in t.get("toolCalls", []))
+    ]
+    if len(relay_turns) < 2:
+        raise NotApplicable("fewer than two turns call a relay tool")
+    got = {e.get("id") for _, r in relay_requests(record) for e in _calls(r) if isinstance(e, dict)}
+    for turn in relay_turns:
+        for call in turn["toolCalls"]:
+            if call["name"] in relay_tool_names(record.variant) and call["id"] not in got:
+                yield f"relay call {call['id']} of a later round was never surfaced"
+
+
+def final_results(record: RunRecord) -> dict[str, Any]:
+    """The results the provider finally saw for every call, by call id (last request wins)."""
+    style = record.variant.style
+    results: dict[str, Any] = {}
+    for phase in record.phases:
+        for body in phase.requests:
+            for turn in tool_turns(body.get("messages") or [], style):
+                for r in turn.results:
+                    results[r.call_id] = r
+    return results

@@ -1,0 +1,215 @@
+"""Checks for how relay Answers land in the transcript, and for relay declarations/guard."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..runner import RunRecord
+from ..scenario import UNCALLED_RELAY_TOOL
+from . import NotApplicable, check
+from .model import BUILTIN_NAMES, all_scripted_calls, relay_tool_names, tools_by_name
+from .relay import final_results, relay_requests
+
+DECLINED = "declined/expired: "
+
+
+def declaration(tool: dict[str, Any], style: str) -> dict[str, Any]:
+    schema = tool.get("schema")
+    if style == "openai":
+        fn: dict[str, Any] = {"name": tool["name"], "description": tool.get("description", "")}
+        if schema is not None:
+            fn["parameters"] = schema
+        return {"type": "function", "function": fn}
+    decl = {"name": tool["name"], "description": tool.get("description", "")}
+    if schema is not None:
+        decl["input_schema"] = schema
+    return decl
+
+
+def _declared(record: RunRecord, name: str) -> dict[str, Any] | None:
+    if not record.first.requests:
+        return None
+    for tool in record.first.requests[0].get("tools") or []:
+        found = (tool.get("function") or {}).get("name") if record.variant.style == "openai" else tool.get("name")
+        if found == name:
+            return tool
+    return None
+
+
+@check("relay.declared-like-any-tool")
+def declared_like_any_tool(record: RunRecord) -> Iterator[str]:
+    relay = [t for t in record.variant.toolkit()["tools"] if t.get("relay")]
+    if not relay:
+        raise NotApplicable("no relay tool declared")
+    if record.first.error and not record.first.requests:
+        raise NotApplicable("the run made no provider request")
+    for tool in relay:
+        got = _declared(record, tool["name"])
+        want = declaration(tool, record.variant.style)
+        if got is None:
+            yield f"relay tool {tool['name']!r} is not declared in the first request's tools"
+            continue
+        for key, value in want.items():
+            if key == "function":
+                for k, v in value.items():
+                    if got.get("function", {}).get(k) != v:
+                        yield f"declaration of {tool['name']!r}: function.{k} is {got.get('function', {}).get(k)!r}, expected {v!r}"
+            elif got.get(key) != value:
+                yield f"declaration of {tool['name']!r}: {key} is {got.get(key)!r}, expected {value!r}"
+
+
+def _answer_for_call(record: RunRecord, call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(answer, request) that answered a relay call, on either path."""
+    for p, phase in enumerate(record.phases):
+        if p == 1 and phase.params.get("answer"):
+            request = phase.params["pending"]
+            if any(isinstance(e, dict) and e.get("id") == call_id for e in (request.get("data") or {}).get("calls", [])):
+                return phase.params["answer"], request
+    answers = ((record.variant.scenario.data.get("host") or {}).get("waitFor") or {}).get("answers", {})
+    for where, request in relay_requests(record):
+        calls = (request.get("data") or {}).get("calls") or []
+        if "waitFor" in where and len(calls) == 1 and calls[0].get("id") == call_id:
+            template = answers.get(f"call:{call_id}") or answers.get("*")
+            if template is not None:
+                return template, request
+    return None
+
+
+def expected_result(answer: dict[str, Any], request: dict[str, Any], call_id: str) -> tuple[str, bool] | None:
+    if not answer.get("ok"):
+        return DECLINED + str(request.get("prompt")), True
+    data = answer.get("data") or {}
+    if isinstance(data.get("results"), list):
+        for entry in data["results"]:
+            if isinstance(entry, dict) and entry.get("id") == call_id:
+                return str(entry.get("output")), bool(entry.get("isError"))
+        return None
+    calls = (request.get("data") or {}).get("calls") or []
+    if "output" in data and len(calls) == 1:
+        return str(data["output"]), bool(data.get("isError", False))
+    return None
+
+
+def _relay_outcomes(record: RunRecord) -> Iterator[tuple[str, tuple[str, bool], Any, dict[str, Any]]]:
+    results = final_results(record)
+    for call in all_scripted_calls(record.variant).values():
+        if call.kind != "relay":
+            continue
+        found = _answer_for_call(record, call.id)
+        if found is None:
+            continue
+        answer, request = found
+        expected = expected_result(answer, request, call.id)
+        if expected is not None:
+            yield call.id, expected, results.get(call.id), answer
+
+
+def _compare(call_id: str, expected: tuple[str, bool], got: Any, style: str) -> Iterator[str]:
+    if got is None:
+        yield f"the provider never received a result for relay call {call_id}"
+        return
+    if got.content != expected[0]:
+        yield f"result for relay call {call_id} is {got.content!r}, expected {expected[0]!r}"
+    if style == "anthropic" and got.is_error is not expected[1]:
+        yield f"result for relay call {call_id} has is_error {got.is_error!r}, expected {expected[1]!r}"
+
+
+@check("relay.answer-shapes")
+def answer_shapes(record: RunRecord) -> Iterator[str]:
+    outcomes = list(_relay_outcomes(record))
+    if not outcomes:
+        raise NotApplicable("no relay call was answered")
+    for call_id, expected, got, _ in outcomes:
+        yield from _compare(call_id, expected, got, record.variant.style)
+
+
+@check("relay.shorthand-one-call-only")
+def shorthand_one_call_only(record: RunRecord) -> Iterator[str]:
+    shorthand = [o for o in _relay_outcomes(record) if "output" in (o[3].get("data") or {})]
+    if not shorthand:
+        raise NotApplicable("no shorthand answer in this scenario")
+    results = final_results(record)
+    for call_id, expected, got, _ in shorthand:
+        yield from _compare(call_id, expected, got, record.variant.style)
+        for other in all_scripted_calls(record.variant).values():
+            r = results.get(other.id)
+            if other.id != call_id and r is not None and r.content == expected[0]:
+                yield f"the shorthand output also landed on call {other.id} ({other.name}); it answers only {call_id}"
+
+
+def _continued(record: RunRecord) -> Iterator[str]:
+    last = record.phases[-1]
+    if last.error is not None:
+        yield f"the run ended with a port error ({last.error.get('kind')}: {last.error.get('message')})"
+    elif (last.result or {}).get("status") != "done":
+        yield f"the run did not continue to a final answer (status {(last.result or {}).get('status')!r})"
+
+
+@check("relay.caller-failure")
+def caller_failure(record: RunRecord) -> Iterator[str]:
+    failing = [o for o in _relay_outcomes(record) if o[1][1] and o[3].get("ok")]
+    if not failing:
+        raise NotApplicable("no caller-side failure answered")
+    for call_id, expected, got, _ in failing:
+        yield from _compare(call_id, expected, got, record.variant.style)
+    yield from _continued(record)
+
+
+@check("relay.declined")
+def declined(record: RunRecord) -> Iterator[str]:
+    refused = [o for o in _relay_outcomes(record) if not o[3].get("ok")]
+    if not refused:
+        raise NotApplicable("no relay Request was declined")
+    for call_id, expected, got, _ in refused:
+        yield from _compare(call_id, expected, got, record.variant.style)
+    yield from _continued(record)
+
+
+@check("relay.collision-guard")
+def collision_guard(record: RunRecord) -> Iterator[str]:
+    if (record.variant.scenario.data.get("expect") or {}).get("error") != "toolkit":
+        raise NotApplicable("the scenario does not expect a toolkit refusal")
+    error = record.first.error
+    if error is None or error.get("kind") != "toolkit":
+        yield f"the toolkit was not refused (error: {error!r}); a relay tool named like a builtin must be"
+    if record.first.requests:
+        yield f"{len(record.first.requests)} provider request(s) were made with a refused toolkit"
+
+
+@check("relay.non-relay-may-shadow")
+def non_relay_may_shadow(record: RunRecord) -> Iterator[str]:
+    shadowing = [t for t in tools_by_name(record.variant).values() if not t.get("relay") and t["name"] in BUILTIN_NAMES]
+    if not shadowing:
+        raise NotApplicable("no native tool shadows a builtin")
+    if record.first.error is not None:
+        yield f"a native tool shadowing a builtin was refused: {record.first.error}"
+        return
+    for tool in shadowing:
+        got = _declared(record, tool["name"])
+        want = declaration(tool, record.variant.style)
+        if got is None or got.get("description", got.get("function", {}).get("description")) is None:
+            yield f"{tool['name']!r} is not declared"
+        elif (got.get("function") or got).get("description") != tool.get("description", ""):
+            yield f"{tool['name']!r} is declared as {got!r}; expected the native tool's own declaration {want!r}"
+
+
+@check("relay.uncalled-inert")
+def uncalled_inert(record: RunRecord) -> Iterator[str]:
+    if not record.variant.uncalled_relay:
+        raise NotApplicable("only the uncalled-relay variant exercises this")
+    name = UNCALLED_RELAY_TOOL["name"]
+    for i, body in enumerate(p for phase in record.phases for p in phase.requests):
+        tools = body.get("tools") or []
+        if not tools:
+            yield f"request {i + 1} has no tools although a relay tool is declared"
+            continue
+        last = tools[-1]
+        last_name = (last.get("function") or {}).get("name") if record.variant.style == "openai" else last.get("name")
+        if last_name != name:
+            yield f"request {i + 1}: the uncalled relay tool is not the last declaration (last is {last_name!r})"
+    if name in relay_tool_names(record.variant) and any(
+        name in str(r) for _, r in relay_requests(record)
+    ):
+        yield "the uncalled relay tool was surfaced"
+

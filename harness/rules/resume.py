@@ -1,0 +1,181 @@
+"""Checks for the answer-carrying resume entry points (SPEC.md resume.*)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..runner import PhaseRecord, RunRecord
+from . import NotApplicable, check
+from .halted_transcript import expected_real_output
+from .model import ScriptedCall, halting_turn
+from .relay_answers import expected_result
+from .transcript import ToolTurn, last_tool_turn, tool_turns
+
+
+def _resume(record: RunRecord) -> PhaseRecord:
+    resumed = record.resumed
+    if resumed is None:
+        if "resume" in record.variant.scenario.data:
+            raise NotApplicable("the first phase did not halt, so there was nothing to resume")
+        raise NotApplicable("no resume phase in this scenario")
+    return resumed
+
+
+def _expects_refusal(record: RunRecord) -> bool:
+    return bool((record.variant.scenario.data.get("resume") or {}).get("expectError"))
+
+
+def _resumed_turn(record: RunRecord) -> tuple[list[ScriptedCall], int, ToolTurn]:
+    """The halted turn as the provider saw it on the first request after resume."""
+    phase = _resume(record)
+    if _expects_refusal(record):
+        raise NotApplicable("the resume is expected to be refused")
+    turn = halting_turn(record.variant) or []
+    first = next((i for i, c in enumerate(turn) if c.kind in {"relay", "suspend"}), None)
+    if first is None or not phase.requests:
+        raise NotApplicable("no halted turn reached the provider after resume")
+    ids = [c.id for c in turn]
+    for got in tool_turns(phase.requests[0].get("messages") or [], record.variant.style):
+        if got.call_ids == ids:
+            return turn, first, got
+    raise NotApplicable("the halted turn is not in the first resumed request")
+
+
+@check("resume.entry-points")
+def entry_points(record: RunRecord) -> Iterator[str]:
+    phase = _resume(record)
+    if _expects_refusal(record):
+        raise NotApplicable("the resume is expected to be refused")
+    if phase.error is not None:
+        yield f"{phase.entry} failed: {phase.error.get('kind')}: {phase.error.get('message')}"
+    elif phase.result is None:
+        yield f"{phase.entry} returned no RunResult"
+
+
+@check("resume.answer-id-must-match", "resume.needs-halted-turn")
+def refused(record: RunRecord) -> Iterator[str]:
+    phase = _resume(record)
+    if not _expects_refusal(record):
+        raise NotApplicable("the resume is expected to succeed")
+    if phase.error is None or phase.error.get("kind") != "resume":
+        yield f"{phase.entry} was not refused as a resume error (got {phase.error or phase.result!r})"
+    if phase.requests:
+        yield f"{len(phase.requests)} provider request(s) were made by a refused resume"
+
+
+@check("resume.one-result-per-call")
+def one_result_per_call(record: RunRecord) -> Iterator[str]:
+    turn, _, got = _resumed_turn(record)
+    if got.result_ids != got.call_ids:
+        yield f"the resumed request answers {got.result_ids}, expected each of {got.call_ids} once, in order"
+    for message in _resume(record).provider_violations:
+        yield f"the fake provider refused a resumed request: {message}"
+
+
+@check("resume.keeps-prior-results")
+def keeps_prior(record: RunRecord) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record)
+    if first == 0:
+        raise NotApplicable("no call before the halted one")
+    halted = last_tool_turn((record.first.result or {}).get("messages") or [], record.variant.style)
+    before = {r.call_id: r for r in (halted.results if halted else [])}
+    for result in got.results:
+        if result.call_id in [c.id for c in turn[:first]] and result.call_id in before:
+            if result.content != before[result.call_id].content:
+                yield f"the result of {result.call_id} changed on resume: {before[result.call_id].content!r} -> {result.content!r}"
+
+
+@check("resume.replaces-placeholder")
+def replaces_placeholder(record: RunRecord) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record)
+    halted_id = turn[first].id
+    mine = [r for r in got.results if r.call_id == halted_id]
+    if len(mine) != 1:
+        yield f"the halted call {halted_id} has {len(mine)} results after resume, expected exactly 1"
+        return
+    prompt = ((record.first.result or {}).get("pending") or {}).get("prompt")
+    answer = _resume(record).params.get("answer") or {}
+    expected = expected_result(answer, _resume(record).params.get("pending") or {}, halted_id)
+    if expected is not None and turn[first].kind == "relay":
+        if mine[0].content != expected[0]:
+            yield f"the halted relay call's result is {mine[0].content!r}, expected the host's {expected[0]!r}"
+    elif mine[0].content == prompt and answer.get("ok"):
+        yield f"the placeholder {prompt!r} was left in place of the host's result"
+
+
+def _supplied(answer: dict[str, Any], call_id: str) -> tuple[str, bool] | None:
+    for entry in (answer.get("data") or {}).get("results") or []:
+        if isinstance(entry, dict) and entry.get("id") == call_id:
+            return str(entry.get("output")), bool(entry.get("isError"))
+    return None
+
+
+@check("resume.fills-later-slots")
+def fills_later(record: RunRecord) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record)
+    later = turn[first + 1 :]
+    pending_ids = {e.get("id") for e in ((_resume(record).params.get("pending") or {}).get("data") or {}).get("calls", [])}
+    later = [c for c in later if c.id not in pending_ids]
+    if not later:
+        raise NotApplicable("no call after the halted one outside the surfaced Request")
+    answer = _resume(record).params.get("answer") or {}
+    results = {r.call_id: r for r in got.results}
+    executed = {e.get("callId") for e in _resume(record).executions}
+    for call in later:
+        result = results.get(call.id)
+        supplied = _supplied(answer, call.id)
+        if result is None:
+            yield f"call {call.id} after the halted one has no result after resume"
+        elif supplied is not None:
+            if result.content != supplied[0]:
+                yield f"call {call.id}: result {result.content!r}, expected the Answer's {supplied[0]!r}"
+        else:
+            if not isinstance(result.content, str) or not result.content:
+                yield f"call {call.id}: expected an explicit error result, got {result.content!r}"
+            if record.variant.style == "anthropic" and result.is_error is not True:
+                yield f"call {call.id}: the filler result has is_error {result.is_error!r}, expected true"
+            real = expected_real_output(record, call)
+            if real is not None and result.content == real[0]:
+                yield f"call {call.id} carries its real output {real[0]!r}: it must not be re-executed"
+        if call.id in executed:
+            yield f"call {call.id} was re-executed on resume"
+
+
+@check("resume.no-user-turn")
+def no_user_turn(record: RunRecord) -> Iterator[str]:
+    _, _, got = _resumed_turn(record)
+    body = _resume(record).requests[0]
+    messages = body.get("messages") or []
+    if got.messages_after:
+        tail = messages[len(messages) - got.messages_after :]
+        yield f"{got.messages_after} message(s) follow the resumed turn's results: {tail!r}"
+
+
+@check("resume.non-relay-reexecutes")
+def non_relay_reexecutes(record: RunRecord) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record)
+    halted = turn[first]
+    if halted.kind != "suspend":
+        raise NotApplicable("the halted call is a relay call")
+    runs = [e for e in _resume(record).executions if e.get("callId") == halted.id]
+    if len(runs) != 1 or not runs[0].get("answered"):
+        yield f"the halted non-relay call {halted.id} ran {len(runs)} time(s) on resume; expected once, with the answer"
+
+
+@check("resume.across-process")
+def across_process(record: RunRecord) -> Iterator[str]:
+    phase = _resume(record)
+    if not (record.variant.scenario.data.get("resume") or {}).get("restartShim"):
+        raise NotApplicable("the shim is not restarted before resuming")
+    if phase.error is not None:
+        yield f"resume in a fresh shim failed: {phase.error}"
+
+
+@check("resume.may-halt-again")
+def may_halt_again(record: RunRecord) -> Iterator[str]:
+    phase = _resume(record)
+    if (record.variant.scenario.data.get("expect") or {}).get("resumedStatus") != "pending":
+        raise NotApplicable("the resumed run is not expected to halt")
+    if (phase.result or {}).get("status") != "pending" or "pending" not in (phase.result or {}):
+        yield f"the resumed run did not halt again: {phase.result or phase.error}"

@@ -1,0 +1,123 @@
+"""Scenario files: loading, validation and expansion into variants.
+
+A scenario (``fixtures/scenarios/*.json``, schema ``schemas/scenario.schema.json``) is
+data. This module owns turning one file into the :class:`Variant` s the plugin collects:
+one per style x first-phase entry point, plus, for relay-free scenarios, the same run with
+an uncalled relay tool declared last (the byte-identical-absent-relay check). A bad file
+raises :class:`ScenarioError` naming the file and every schema violation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import HarnessError
+from .schemas import validate
+
+RESUME_ENTRY = {"run": "runWithAnswer", "stream": "runWithAnswer", "ask": "askWithAnswer"}
+UNCALLED_RELAY_TOOL: dict[str, Any] = {
+    "name": "conformance_uncalled_relay",
+    "description": "A relay tool the model never calls; declaring it must change nothing else.",
+    "schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+    "relay": True,
+}
+
+
+class ScenarioError(HarnessError):
+    """A scenario file is not valid JSON or does not follow the scenario schema."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    path: Path
+    data: dict[str, Any]
+    digest: str
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(self.data["rules"])
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return tuple(self.data.get("requires", ()))
+
+    @property
+    def relay_free(self) -> bool:
+        return not any(tool.get("relay") for tool in self.data["toolkit"]["tools"])
+
+    def variants(self) -> Iterator[Variant]:
+        for style in self.data["styles"]:
+            for entry in self.data["entries"]:
+                yield Variant(self, style, entry, uncalled_relay=False)
+                if self.relay_free and "resume" not in self.data:
+                    yield Variant(self, style, entry, uncalled_relay=True)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One collected test: a scenario run in one style through one entry point."""
+
+    scenario: Scenario
+    style: str
+    entry: str
+    uncalled_relay: bool
+
+    @property
+    def name(self) -> str:
+        suffix = "-uncalled-relay" if self.uncalled_relay else ""
+        return f"{self.style}-{self.entry}{suffix}"
+
+    @property
+    def node_id(self) -> str:
+        return f"{self.scenario.id}[{self.name}]"
+
+    @property
+    def resume_entry(self) -> str | None:
+        return RESUME_ENTRY[self.entry] if "resume" in self.scenario.data else None
+
+    @property
+    def requires(self) -> frozenset[str]:
+        needs = set(self.scenario.requires) | {self.style}
+        if self.entry == "stream":
+            needs.add("stream")
+        if self.entry == "ask" or self.resume_entry == "askWithAnswer":
+            needs.add("store")
+        if self.resume_entry:
+            needs.add("resume")
+        if self.uncalled_relay or not self.scenario.relay_free:
+            needs.add("relay")
+        return frozenset(needs)
+
+    def toolkit(self) -> dict[str, Any]:
+        toolkit = dict(self.scenario.data["toolkit"])
+        if self.uncalled_relay:
+            toolkit["tools"] = [*toolkit["tools"], UNCALLED_RELAY_TOOL]
+        return toolkit
+
+
+def load_scenario(path: Path) -> Scenario:
+    try:
+        raw = path.read_bytes()
+        data = json.loads(raw)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read scenario: {exc}") from None
+    violations = validate("scenario", data)
+    if violations:
+        listed = "\n".join(f"  {v.json_path}: {v.message}" for v in violations)
+        raise ScenarioError(f"{path}: not a valid scenario:\n{listed}")
+    if path.stem != data["id"]:
+        raise ScenarioError(f"{path}: file name must equal the scenario id {data['id']!r}")
+    return Scenario(path=path, data=data, digest=hashlib.sha256(raw).hexdigest()[:16])
+
+
+def scenario_files(root: Path) -> list[Path]:
+    return sorted(root.glob("*.json"))

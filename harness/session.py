@@ -1,0 +1,122 @@
+"""One conformance run's shared state: the selected port, its shim, the fake provider,
+the rule registry, expectations and the per-rule tally.
+
+Created in ``pytest_configure`` when ``--port``/``--port-cmd`` is given; the shim and the
+provider start lazily on the first item and stop at session end. Holding them here (and
+not in fixtures) is what lets scenario files be plain collected items.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .expectations import Expectations
+from .fake_provider import FakeProvider
+from .paths import fixtures_dir
+from .ports import ResolvedPort
+from .rules import Check, load_all
+from .shim_session import Handshake, ShimSession
+
+# Rules every variant is checked against, whether or not its scenario cites them.
+IMPLICIT_RULES = ("golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events")
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    id: str
+    title: str
+    level: str
+
+
+def load_rules() -> dict[str, RuleInfo]:
+    raw = json.loads((fixtures_dir() / "rules.json").read_text(encoding="utf-8"))
+    return {r["id"]: RuleInfo(r["id"], r["title"], r["level"]) for r in raw["rules"]}
+
+
+@dataclass
+class Tally:
+    """Per rule: how many checks actually ran and how they came out."""
+
+    counts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    gaps: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, rule: str, status: str) -> None:
+        self.counts[rule][status] += 1
+
+
+@dataclass
+class ConformanceSession:
+    port: ResolvedPort
+    expectations: Expectations
+    rule_filters: list[str]
+    validate_shim: bool
+    artifacts: Path | None
+    update_goldens: bool
+    rules: dict[str, RuleInfo] = field(default_factory=load_rules)
+    checks: dict[str, Check] = field(default_factory=load_all)
+    tally: Tally = field(default_factory=Tally)
+    observed_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
+    stale_entries: list[str] = field(default_factory=list)
+    _shim: ShimSession | None = None
+    _provider: FakeProvider | None = None
+
+    def shim(self) -> ShimSession:
+        if self._shim is None:
+            validator = None
+            if self.validate_shim:
+                from .shim_validation import validate_message
+
+                validator = validate_message
+            self._shim = ShimSession(self.port.argv, env=self._env(), validator=validator)
+        return self._shim
+
+    def handshake(self) -> Handshake:
+        return self.shim().ensure_alive()
+
+    def provider(self) -> FakeProvider:
+        if self._provider is None:
+            self._provider = FakeProvider().start()
+        return self._provider
+
+    def close(self) -> None:
+        if self._shim is not None:
+            self._shim.close()
+        if self._provider is not None:
+            self._provider.stop()
+
+    def _env(self) -> dict[str, str] | None:
+        if not self.port.env:
+            return None
+        import os
+
+        return {**os.environ, **self.port.env}
+
+    def selected(self, rule: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        return not self.rule_filters or any(fnmatchcase(rule, f) for f in self.rule_filters)
+
+    def level(self, rule: str) -> str:
+        info = self.rules.get(rule)
+        return info.level if info else "normative"
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for rule in sorted(set(self.tally.counts) | set(self.tally.gaps)):
+            counts = self.tally.counts[rule]
+            rows.append(
+                {
+                    "rule": rule,
+                    "level": self.level(rule),
+                    "pass": counts["pass"],
+                    "fail": counts["fail"],
+                    "expected": counts["expected"],
+                    "gap": counts["gap"],
+                    "notApplicable": counts["n/a"],
+                }
+            )
+        return rows

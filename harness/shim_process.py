@@ -1,0 +1,432 @@
+"""One shim subprocess and the JSON-RPC message pump over its stdio.
+
+:class:`ShimProcess` owns the process lifecycle (spawn, shutdown, terminate/kill, reap,
+restart) and three kinds of threads: a stdout reader that parses bounded lines and routes
+responses to waiting callers by id, a stderr drain that keeps a bounded tail, and a small
+pool that runs the caller's host handlers (``host.waitFor`` and friends) so several can be
+outstanding and any of them may block. The handshake lives in :mod:`harness.shim_session`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .errors import (HarnessError, HostHandlerFailed, HostRequestError, ProtocolError, ShimCallError,
+                     ShimCrashed, ShimError, ShimNotRunning, ShimProtocolError, ShimStartError, ShimTimeout)
+from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, Notification, Params, Request,
+                      Response, describe, excerpt, parse_message)
+from .shim_streams import StderrTail, Transcript
+
+HostHandler = Callable[[str, Any], Any]
+"""Answers one shim→harness request: (method, params) -> result; raise HostRequestError to refuse."""
+Validator = Callable[[str, str, dict[str, Any]], None]
+"""(direction "out"/"in", method, message object); raises to reject the message."""
+
+CANCEL_METHOD = "$/cancel"
+EXIT_GRACE_SECONDS = 2.0  # how long to wait for exit/stderr EOF once stdout closed
+
+
+@dataclass
+class _PendingCall:
+    id: int
+    method: str
+    handler: HostHandler | None
+    future: Future[Response] = field(default_factory=Future)
+    handler_failures: list[BaseException] = field(default_factory=list)
+
+
+class ShimProcess:
+    """A shim subprocess speaking JSON-RPC 2.0 over NDJSON on stdin/stdout."""
+
+    def __init__(
+        self,
+        *,
+        validator: Validator | None = None,
+        max_line_bytes: int = MAX_MESSAGE_BYTES,
+        stderr_tail_bytes: int = 64 * 1024,
+        handler_threads: int = 16,
+    ) -> None:
+        self.validator = validator
+        self.max_line_bytes = max_line_bytes
+        self.handler_threads = handler_threads
+        self.transcript = Transcript()
+        self._stderr_limit = stderr_tail_bytes
+        self._stderr = StderrTail(stderr_tail_bytes)
+        self._argv: list[str] = []
+        self._cwd: str | None = None
+        self._env: Mapping[str, str] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _PendingCall] = {}
+        self._fatal: ShimError | None = None  # set once the process is unusable
+        self._fatal_delivered = False
+        self._closing = False
+        self._threads: list[threading.Thread] = []
+        self._pool: ThreadPoolExecutor | None = None
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def start(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        if self._proc is not None:
+            raise ShimStartError("shim process already started; use restart()", **self._context())
+        self._argv, self._cwd, self._env = list(argv), cwd, env
+        # A fresh tail per process: a straggler drain thread of the old one cannot pollute it.
+        self._stderr = StderrTail(self._stderr_limit)
+        try:
+            # A new session makes the shim a process-group leader, so kill() also reaches
+            # children of wrapper commands (sh -c, go run, npx) that would hold the pipes open.
+            self._proc = subprocess.Popen(
+                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
+            )
+        except (OSError, ValueError) as exc:
+            raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
+        self._fatal, self._fatal_delivered, self._closing = None, False, False
+        self._ids = itertools.count(1)
+        self._pool = ThreadPoolExecutor(self.handler_threads, thread_name_prefix="shim-host")
+        self.transcript.event(f"started pid {self._proc.pid}: {' '.join(self._argv)}")
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._threads = [
+            threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), name="shim-stdout", daemon=True),
+            threading.Thread(target=self._stderr.drain, args=(self._proc.stderr,), name="shim-stderr", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def restart(self) -> None:
+        if not self._argv:
+            raise ShimStartError("restart() before start()", **self._context())
+        self.close()
+        self.start(self._argv, cwd=self._cwd, env=self._env)
+
+    def close(self, *, shutdown_timeout: float = 1.0) -> None:
+        """Ask the shim to shut down, then terminate/kill it; always reaps the process."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._closing = True
+        if self.usable:
+            try:
+                self.call("shutdown", None, timeout=shutdown_timeout)
+            except ShimError:
+                pass  # it is going away regardless; the kill below is the real guarantee
+        self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()), delivered=True)
+        self._stop(proc, grace=shutdown_timeout)
+        self._proc = None
+
+    def __enter__(self) -> ShimProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def command(self) -> list[str]:
+        return list(self._argv)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.poll() if self._proc else None
+
+    @property
+    def usable(self) -> bool:
+        """True while calls can be made: started, running, and no fatal error seen."""
+        return self._proc is not None and self._fatal is None and not _wait_exit(self._proc, 0.0)
+
+    def stderr_tail(self) -> str:
+        return self._stderr.text()
+
+    # ----------------------------------------------------------------- calls
+
+    def call(self, method: str, params: Params = None, *, timeout: float, handler: HostHandler | None = None) -> Any:
+        """Send a request and wait for its response; returns ``result`` or raises a ShimError."""
+        with self._lock:
+            self._raise_if_unusable(method)
+            pending = _PendingCall(next(self._ids), method, handler)
+            self._pending[pending.id] = pending
+        try:
+            self._send(Request(pending.id, method, params), method)
+            try:
+                response = pending.future.result(timeout)
+            except FutureTimeout:
+                raise self._timed_out(pending, timeout) from None
+            except ShimError as exc:
+                raise exc.during(method) from None
+        finally:
+            with self._lock:
+                self._pending.pop(pending.id, None)
+        if pending.handler_failures:
+            first = pending.handler_failures[0]
+            raise HostHandlerFailed(f"a host handler raised while answering the shim during {method}: {first!r}") from first
+        if response.error is not None:
+            err = response.error
+            raise ShimCallError(
+                f"shim answered {method} with error {describe(err.code)}: {err.message}",
+                code=err.code, message=err.message, data=err.data, **self._context(method),
+            )
+        return response.result
+
+    def notify(self, method: str, params: Params = None) -> None:
+        with self._lock:
+            self._raise_if_unusable(method)
+        self._send(Notification(method, params), method)
+
+    def _raise_if_unusable(self, method: str) -> None:
+        if self._proc is None:
+            raise ShimNotRunning(f"cannot call {method}: the shim is not started", **self._context(method))
+        if self._fatal is not None:
+            if not self._fatal_delivered:
+                # The problem happened between calls; the next caller is the one to hear it.
+                self._fatal_delivered = True
+                raise self._fatal.during(f"idle; noticed when calling {method}")
+            raise ShimNotRunning(
+                f"cannot call {method}: the shim is unusable ({self._fatal.summary}); restart it",
+                **self._context(method),
+            )
+
+    def _send(self, message: Message, method: str) -> None:
+        obj = message.to_json()
+        if self.validator is not None:
+            self.validator("out", method, obj)
+        line = message.to_line()
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return
+        with self._write_lock:
+            self.transcript.record("out", line)
+            try:
+                proc.stdin.write(line)
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                pass  # the process is gone; the stdout reader reports the exit to waiting calls
+
+    def _timed_out(self, pending: _PendingCall, timeout: float) -> ShimError:
+        try:
+            self._send(Notification(CANCEL_METHOD, {"id": pending.id}), CANCEL_METHOD)
+        except Exception:  # noqa: BLE001 - a failing validator must not mask the timeout
+            pass
+        error = ShimTimeout(
+            f"shim did not answer {pending.method} within {timeout:g} s; sent {CANCEL_METHOD} and killed it",
+            timeout=timeout, **self._context(pending.method),
+        )
+        if not self._mark_fatal(error, delivered=True):
+            # Another failure (crash, protocol error) won the race; report that one instead.
+            exc = pending.future.exception(timeout=0) if pending.future.done() else None
+            return exc if isinstance(exc, ShimError) else error
+        if self._proc is not None:
+            self._stop(self._proc, grace=0.0)
+        error.stderr_tail = self._stderr.text()  # the kill may have flushed more (e.g. a dump)
+        return error
+
+    # ----------------------------------------------------------------- stdout pump
+
+    def _read_stdout(self, stdout: IO[bytes]) -> None:
+        limit = self.max_line_bytes + 1  # +1 for the newline
+        while True:
+            try:
+                line = stdout.readline(limit)
+            except (OSError, ValueError):
+                line = b""
+            if not line:
+                self._on_eof()
+                return
+            if len(line) == limit and not line.endswith(b"\n"):
+                self.transcript.record("in", line[:200] + b"...<oversized line cut>")
+                self._protocol_violation(
+                    f"shim wrote a line longer than the {self.max_line_bytes} byte limit: {excerpt(line[:200])}"
+                )
+                return
+            self.transcript.record("in", line)
+            try:
+                message = parse_message(line)
+                self._dispatch(message)
+            except (ProtocolError, ShimProtocolError) as exc:
+                self._protocol_violation(str(exc) if isinstance(exc, ProtocolError) else exc.summary)
+                return
+            except Exception as exc:  # noqa: BLE001 - never leave callers waiting on a dead reader
+                self._protocol_violation(f"(harness error while handling the line: {exc!r})")
+                return
+
+    def _dispatch(self, message: Message) -> None:
+        if isinstance(message, Response):
+            with self._lock:
+                pending = self._pending.get(message.id) if isinstance(message.id, int) else None
+            if message.id is None and message.error is not None:
+                raise ShimProtocolError(
+                    f"shim could not read a harness message: {describe(message.error.code)}: {message.error.message}"
+                )
+            if pending is None or pending.future.done():
+                raise ShimProtocolError(f"shim sent a response with an unknown id {message.id!r}")
+            self._validate_in(pending.method, message)
+            pending.future.set_result(message)
+        elif isinstance(message, Request):
+            self._validate_in(message.method, message)
+            self._start_host_request(message)
+        else:
+            self._validate_in(message.method, message)
+            self.transcript.event(f"ignored notification {message.method}")
+
+    def _validate_in(self, method: str, message: Message) -> None:
+        if self.validator is None:
+            return
+        try:
+            self.validator("in", method, message.to_json())
+        except Exception as exc:  # noqa: BLE001 - any validator complaint is a protocol fault
+            raise ShimProtocolError(f"shim message for {method} failed validation: {exc}") from None
+
+    def _start_host_request(self, request: Request) -> None:
+        with self._lock:
+            owner = next((p for p in self._pending.values() if p.handler is not None), None)
+        if owner is None or self._pool is None:
+            error = ErrorObject(ErrorCode.METHOD_NOT_FOUND, f"no host handler is active for {request.method}")
+            self._send(Response(request.id, error=error), request.method)
+            return
+        self._pool.submit(self._run_host_handler, owner, request)
+
+    def _run_host_handler(self, owner: _PendingCall, request: Request) -> None:
+        assert owner.handler is not None
+        try:
+            try:
+                answer = Response(request.id, result=owner.handler(request.method, request.params))
+            except HostRequestError as exc:
+                answer = Response(request.id, error=ErrorObject(exc.code, exc.message, exc.data))
+            except HarnessError as exc:
+                # A deliberate refusal by the host (e.g. a scenario makes waitFor raise).
+                answer = Response(request.id, error=ErrorObject(ErrorCode.INTERNAL_ERROR, str(exc)))
+            if self._fatal is None:  # otherwise the shim is gone or poisoned; nobody listens
+                self._send(answer, request.method)
+        except Exception as exc:  # noqa: BLE001 - a harness bug: recorded, raised by call()
+            owner.handler_failures.append(exc)
+            if self._fatal is None:
+                error = ErrorObject(ErrorCode.INTERNAL_ERROR, f"harness host handler failed: {exc!r}")
+                try:
+                    self._send(Response(request.id, error=error), request.method)
+                except Exception:  # noqa: BLE001 - already recorded above
+                    pass
+
+    # ----------------------------------------------------------------- failures
+
+    def _protocol_violation(self, reason: str) -> None:
+        """The stream cannot be trusted after a bad line: fail every call and kill the shim."""
+        # Kill and reap first, so the caller wakes to a reaped process and a complete stderr tail.
+        if self._fatal is None and self._proc is not None:
+            self._stop(self._proc, grace=0.0)
+        self._mark_fatal(ShimProtocolError(f"shim broke the protocol: {reason}", **self._context()))
+
+    def _on_eof(self) -> None:
+        proc = self._proc
+        if proc is None or self._fatal is not None:
+            self._fail_pending(self._fatal)
+            return
+        if self._closing:
+            self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()))
+            return
+        exited = _wait_exit(proc, EXIT_GRACE_SECONDS)
+        _signal_group(proc, signal.SIGKILL)  # a hung leader or orphaned children of a wrapper
+        returncode = proc.wait()
+        status = _exit_status(returncode) if exited else "closed its stdout while still running (killed)"
+        self._stderr.wait_for_eof(EXIT_GRACE_SECONDS)  # the crash reason is usually the last stderr
+        self._mark_fatal(ShimCrashed(f"shim {status}", returncode=returncode if exited else None, **self._context()))
+
+    def _mark_fatal(self, error: ShimError, *, delivered: bool = False) -> bool:
+        """Record the first fatal error and fail every waiting call with it; False if one was already set."""
+        with self._lock:
+            if self._fatal is not None:
+                return False
+            self._fatal = error
+            pending = list(self._pending.values())
+            # Only a failure nobody waited for needs to be raised by the next call.
+            self._fatal_delivered = delivered or bool(pending)
+        self.transcript.event(error.summary)
+        self._fail_pending(error, pending)
+        return True
+
+    def _fail_pending(self, error: ShimError | None, pending: list[_PendingCall] | None = None) -> None:
+        if pending is None:
+            with self._lock:
+                pending = list(self._pending.values())
+        for call in pending:
+            if call.future.done():
+                continue
+            call.future.set_exception(error or ShimNotRunning("shim stopped", **self._context()))
+
+    def _stop(self, proc: subprocess.Popen[bytes], *, grace: float) -> None:
+        """Close stdin, wait ``grace``, SIGTERM, then SIGKILL the whole group; always reap."""
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+        if not _wait_exit(proc, grace):
+            _signal_group(proc, signal.SIGTERM)
+            if not _wait_exit(proc, 2.0):
+                _signal_group(proc, signal.SIGKILL)
+        # The leader is not reaped yet, so its group id cannot have been reused: safe to kill.
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
+        self._stderr.wait_for_eof(1.0)
+        current = threading.current_thread()
+        for thread in self._threads:
+            if thread is not current:
+                thread.join(1.0)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for thread, stream in zip(self._threads, (proc.stdout, proc.stderr)):
+            if stream is not None and (thread is current or not thread.is_alive()):
+                stream.close()
+
+    def _context(self, method: str | None = None) -> dict[str, Any]:
+        return {"command": self._argv, "cwd": self._cwd, "stderr_tail": self._stderr.text(), "method": method}
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for the process to exit *without reaping it* (so its group id stays ours)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True  # already reaped elsewhere
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def _exit_status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by signal {-returncode} ({name})"
+    return f"exited with code {returncode}"
+
+
+__all__ = [
+    "CANCEL_METHOD", "HostHandler", "ShimCallError", "ShimCrashed", "ShimProcess", "ShimProtocolError",
+    "ShimTimeout", "StderrTail", "Transcript", "Validator",
+]
