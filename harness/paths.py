@@ -8,19 +8,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent
+def _data_root() -> tuple[Path, Path, Path]:
+    """(fixtures, schemas, shims): beside harness/ in a checkout or an editable install;
+    otherwise the data package a wheel installs."""
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "fixtures" / "rules.json").exists():
+        return checkout / "fixtures", checkout / "schemas", checkout / "shims"
+    import toolnexus_conformance_data.fixtures as fixtures
+    import toolnexus_conformance_data.schemas as schemas
+    import toolnexus_conformance_data.shims as shims
+
+    return tuple(Path(next(iter(m.__path__))) for m in (fixtures, schemas, shims))  # type: ignore[return-value]
+
+
+_FIXTURES, _SCHEMAS, _SHIMS = _data_root()
 
 
 def repo_root() -> Path:
-    return _ROOT
+    """The folder that holds ``shims/`` (the repository in a checkout)."""
+    return _SHIMS.parent
 
 
 def fixtures_dir() -> Path:
-    return _ROOT / "fixtures"
+    return _FIXTURES
 
 
 def schemas_dir() -> Path:
-    return _ROOT / "schemas"
+    return _SCHEMAS
 
 
 def scenarios_dir() -> Path:
@@ -32,4 +46,4 @@ def golden_dir() -> Path:
 
 
 def shims_dir() -> Path:
-    return _ROOT / "shims"
+    return _SHIMS

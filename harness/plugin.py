@@ -36,6 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "rule(*ids): the SPEC.md rule ids (fixtures/rules.json) a test checks")
     port, port_cmd = config.getoption("port"), config.getoption("port_cmd")
     if not (port or port_cmd):
         if config.getoption("update_snapshots", default=False) and _collects_scenarios(config):

@@ -68,6 +68,8 @@ def run_variant(variant: Variant, shim: ShimLike, provider: FakeProvider, *, tim
     turns = list(data["turns"]) + (list(resume["turns"]) if resume else [])
     session = provider.session(turns, style=variant.style)
     store = Store()
+    if "storedHistory" in data:
+        store.save(_conversation_id(variant), copy.deepcopy(data["storedHistory"]))
     record = RunRecord(variant)
     _describe(record, shim, timeout)
 
@@ -90,6 +92,8 @@ def run_variant(variant: Variant, shim: ShimLike, provider: FakeProvider, *, tim
             second["id"] = _conversation_id(variant)
         else:
             second["history"] = copy.deepcopy((record.first.result or {}).get("messages", []))
+        if "history" in resume:
+            _replace_history(second, resume["history"], store, variant)
         _run_phase(record, shim, session, store, second, timeout)
     return record
 
@@ -149,6 +153,20 @@ def _run_phase(
         phase.request_headers.append({k.lower(): v for k, v in recorded.headers.items()})
     phase.provider_violations = [v.message for v in session.violations if v.request_index >= already]
     record.phases.append(phase)
+
+
+def _replace_history(params: dict[str, Any], history: list[Any], store: Store, variant: Variant) -> None:
+    """Resume from a transcript other than the halted one (resume.needs-halted-turn).
+
+    askWithAnswer gets a fresh conversation id holding ``history``; an empty list stores
+    nothing there, so the id is unknown to the store.
+    """
+    if params["entry"] == "askWithAnswer":
+        params["id"] = f"{_conversation_id(variant)}-replaced"
+        if history:
+            store.save(params["id"], copy.deepcopy(history))
+    else:
+        params["history"] = copy.deepcopy(history)
 
 
 def _conversation_id(variant: Variant) -> str:

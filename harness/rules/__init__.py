@@ -47,6 +47,7 @@ def check(*rule_ids: str) -> Callable[[CheckFn], CheckFn]:
 def load_all() -> dict[str, Check]:
     """Import every check module so their decorators run; return the registry."""
     from . import (  # noqa: F401
+        assistant_turn,
         halted_transcript,
         keys,
         loop,
@@ -55,6 +56,7 @@ def load_all() -> dict[str, Check]:
         resume,
         store,
         stream,
+        stream_fields,
         suspension,
     )
 

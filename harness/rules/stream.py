@@ -1,8 +1,9 @@
-"""Checks for the streaming event sequence (SPEC.md stream.*).
+"""Checks for the order of streaming events (SPEC.md stream.*, order rules).
 
-Only the order §10 pins is checked: a turn's tool_call events before its tools' results, a
-call's pending before its tool_result, usage right before done on the final-answer turn
-only, done last. The order of pending events of different calls is left free.
+Only the order the contract pins is checked: a turn's tool_call events in call order before
+anything of that turn executes, a call's pending before its tool_result, usage right before
+done on the final-answer turn only, done last. The order of pending events of different
+calls is left free. Field contents and the durable-halt events live in stream_fields.py.
 """
 
 from __future__ import annotations
@@ -11,81 +12,102 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..observables import project_result
+from ..golden import compare
+from ..normalize import normalize
+from ..observables import observables, project_result
 from ..paths import golden_dir
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
-from .model import all_scripted_calls
+from .model import ScriptedCall, all_scripted_calls, classify
+from .suspended_calls import in_process, request_is_for
 
 
-def _streamed(record: RunRecord) -> list[PhaseRecord]:
+def streamed(record: RunRecord) -> list[PhaseRecord]:
     phases = [p for p in record.phases if p.entry == "stream"]
     if not phases:
         raise NotApplicable("not a streaming variant")
     return phases
 
 
-def _position(events: list[dict[str, Any]], kind: str, call_id: str) -> int | None:
+def position(events: list[dict[str, Any]], kind: str, call_id: str) -> int | None:
     for i, event in enumerate(events):
         if event.get("type") == kind and event.get("id") == call_id:
             return i
     return None
 
 
-@check("stream.tool-call-events-first")
-def tool_calls_first(record: RunRecord) -> Iterator[str]:
-    turns = [t for t in record.variant.scenario.data["turns"] if t.get("toolCalls")]
-    for phase in _streamed(record):
-        for turn in turns:
-            ids = [c["id"] for c in turn["toolCalls"]]
-            calls = [_position(phase.events, "tool_call", i) for i in ids]
-            results = [p for p in (_position(phase.events, "tool_result", i) for i in ids) if p is not None]
-            if None in calls:
-                if any(_position(phase.events, "tool_result", i) is not None for i in ids):
-                    yield f"tool_call events missing for {[i for i, p in zip(ids, calls) if p is None]}"
-                continue
-            if results and max(calls) > min(results):
-                yield f"a tool_result of the turn {ids} came before all its tool_call events"
-
-
-def _pending_positions(events: list[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+def pending_positions(events: list[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
     for i, event in enumerate(events):
         if event.get("type") == "pending":
-            yield i, event.get("request") or {}
+            request = event.get("request")
+            yield i, request if isinstance(request, dict) else {}
+
+
+def _pending_of(record: RunRecord, events: list[dict[str, Any]], call: ScriptedCall) -> list[int]:
+    return [i for i, r in pending_positions(events) if request_is_for(record.variant, call, r)]
+
+
+@check("stream.tool-call-events-first")
+def tool_calls_first(record: RunRecord) -> Iterator[str]:
+    phases = streamed(record)
+    turns = [classify(record.variant, t) for t in record.variant.scenario.data["turns"] if t.get("toolCalls")]
+    if not turns:
+        raise NotApplicable("no turn with tool calls")
+    for phase in phases:
+        served = len(phase.requests)
+        for n, calls in enumerate(turns[:served]):
+            ids = [c.id for c in calls]
+            at = [position(phase.events, "tool_call", i) for i in ids]
+            if None in at:
+                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, at) if p is None]}"
+                continue
+            if at != sorted(at):
+                yield f"turn {n + 1}: tool_call events are not in call order {ids} (positions {at})"
+            after = [p for c in calls for p in _pending_of(record, phase.events, c)]
+            after += [p for p in (position(phase.events, "tool_result", i) for i in ids) if p is not None]
+            if after and max(at) > min(after):
+                kind = phase.events[min(after)].get("type")
+                yield f"turn {n + 1}: a {kind} event (#{min(after)}) came before the last tool_call event (#{max(at)})"
 
 
 @check("stream.pending-event")
 def pending_event(record: RunRecord) -> Iterator[str]:
-    phases = _streamed(record)
+    phases = streamed(record)
     suspending = [c for c in all_scripted_calls(record.variant).values() if c.kind in {"relay", "suspend"}]
     if not suspending:
         raise NotApplicable("no call suspends")
+    resolved_here = in_process(record.variant)
     for phase in phases:
-        pendings = list(_pending_positions(phase.events))
-        if not pendings:
-            yield "no pending event although a call suspended"
-            continue
+        kinds = [e.get("type") for e in phase.events]
         for call in suspending:
-            mine = [i for i, r in pendings if any(isinstance(c, dict) and c.get("id") == call.id for c in (r.get("data") or {}).get("calls", []))]
-            result_at = _position(phase.events, "tool_result", call.id)
+            if call.id not in {e.get("id") for e in phase.events if e.get("type") == "tool_call"}:
+                continue  # not called in this phase
+            mine = _pending_of(record, phase.events, call)
+            result_at = position(phase.events, "tool_result", call.id)
+            if resolved_here and not mine:
+                yield f"{call.id} suspended but no pending event carries its Request"
             if mine and result_at is not None and min(mine) > result_at:
-                yield f"the pending event of {call.id} came after its tool_result"
+                yield f"the pending event of {call.id} (#{min(mine)}) came after its tool_result (#{result_at})"
         halted = (phase.result or {}).get("pending")
-        if halted and not any(r.get("id") == halted.get("id") for _, r in pendings):
-            yield f"no pending event carried the surfaced Request {halted.get('id')!r}"
+        if isinstance(halted, dict):
+            at = [i for i, r in pending_positions(phase.events) if r.get("id") == halted.get("id")]
+            if not at:
+                yield f"no pending event carried the surfaced Request {halted.get('id')!r}"
+            elif "done" in kinds and min(at) > kinds.index("done"):
+                yield "the halted call's pending event came after done"
 
 
 @check("stream.pending-mutual-order")
 def pending_mutual_order(record: RunRecord) -> Iterator[str]:
-    for phase in _streamed(record):
-        if len(list(_pending_positions(phase.events))) < 2:
+    for phase in streamed(record):
+        if len(list(pending_positions(phase.events))) < 2:
             raise NotApplicable("fewer than two pending events")
     return iter(())  # unpinned: the golden compares pending events as a set
 
 
 @check("stream.done-last")
 def done_last(record: RunRecord) -> Iterator[str]:
-    for phase in _streamed(record):
+    for phase in streamed(record):
         kinds = [e.get("type") for e in phase.events]
         if not kinds or kinds[-1] != "done":
             yield f"the last event is {kinds[-1] if kinds else None!r}, expected 'done'"
@@ -98,26 +120,43 @@ def done_last(record: RunRecord) -> Iterator[str]:
 
 @check("stream.usage-before-done")
 def usage_before_done(record: RunRecord) -> Iterator[str]:
-    for phase in _streamed(record):
+    for phase in streamed(record):
         kinds = [e.get("type") for e in phase.events]
         status = (phase.result or {}).get("status")
         if status == "done":
             if kinds.count("usage") != 1 or len(kinds) < 2 or kinds[-2] != "usage":
                 yield f"a finished stream needs exactly one usage event right before done; got {kinds}"
         elif status == "pending" and "usage" in kinds:
-            yield "a halted stream emitted a usage event"
+            yield f"a halted stream emitted a usage event: {kinds}"
+
+
+STREAM_ONLY_BODY_KEYS = ("stream", "stream_options")
+
+
+def _comparable(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    """Phases without what only a stream has (events, the stream body keys) or names itself."""
+    out = []
+    for phase in tree["phases"]:
+        phase = {k: v for k, v in phase.items() if k not in {"entry", "events", "pendingEvents"}}
+        phase["requests"] = [
+            {k: v for k, v in body.items() if k not in STREAM_ONLY_BODY_KEYS} if isinstance(body, dict) else body
+            for body in phase.get("requests", [])
+        ]
+        out.append(phase)
+    return out
 
 
 @check("stream.same-observables")
 def same_observables(record: RunRecord) -> Iterator[str]:
-    from ..normalize import normalize
-
-    for phase in _streamed(record):
-        path = golden_dir() / record.variant.scenario.id / f"{record.variant.style}-run.json"
-        if not path.exists():
-            raise NotApplicable(f"no golden for the non-streaming run ({path.name})")
-        golden = json.loads(path.read_text(encoding="utf-8"))
-        want = golden["observables"]["phases"][0].get("result")
-        got = normalize({"phases": [{"result": project_result(phase.result or {})}]})["phases"][0]["result"]
-        if want != got:
-            yield "the streamed RunResult differs from the non-streaming run's golden RunResult"
+    streamed(record)
+    if record.variant.uncalled_relay:
+        raise NotApplicable("checked on the base variant (this one is judged by absent.byte-identical)")
+    path = golden_dir() / record.variant.scenario.id / f"{record.variant.style}-run.json"
+    if not path.exists():
+        raise NotApplicable(f"no golden for the non-streaming run ({path.name})")
+    golden = json.loads(path.read_text(encoding="utf-8"))
+    want = _comparable(golden["observables"])
+    got = _comparable(normalize(observables(record)))
+    diff = compare({"phases": want}, {"phases": got}, style=record.variant.style)
+    for d in diff.failures[:12]:
+        yield f"stream vs run golden differs at{d.render().strip().removeprefix('$')}"

@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
+import reference_py
 from absent_scenarios import SCENARIOS, observe
 from reference_py import relay_tool
 from scripted import AB_SCHEMA, declaration
 
 rule = pytest.mark.rule
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+# The child must import the very reference_py this process tests.
+REFERENCE_ROOT = Path(reference_py.__file__).resolve().parent.parent
 
 CHILD = """
 import json, sys
@@ -33,8 +35,8 @@ print(json.dumps({"observed": observed,
 def run_child() -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(HERE), str(REPO), *filter(None, [env.get("PYTHONPATH")])])
-    done = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env=env,
+        [str(HERE), str(REFERENCE_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, "-c", CHILD], cwd=REFERENCE_ROOT, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"child failed:\n{done.stderr[-3000:]}"
     return json.loads(done.stdout.strip().splitlines()[-1])

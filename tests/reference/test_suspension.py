@@ -280,3 +280,37 @@ def test_non_relay_suspensions_outstanding_at_once(style: str, path: str) -> Non
     assert together == [True, True]
     assert llm.bodies[1]["messages"][2:] == results(
         style, [("call_1", "ask1 ok: q-1", False), ("call_2", "ask2 ok: q-2", False)])
+
+
+@rule("susp.answer-keys")
+@pytest.mark.parametrize("style", STYLES)
+def test_malformed_answer_from_wait_for_is_a_clear_error(style: str) -> None:
+    def wait_for(request: Request) -> Any:
+        return {"id": request.id, "ok": "yes"}
+
+    async def go() -> Any:
+        return await make_client(style, wait_for=wait_for).run(
+            "go", toolkit=await toolkit(signin(Log())))
+
+    with fake_provider(style, [ONE_CALL, final()]) as llm:
+        with pytest.raises(WireError) as caught:
+            asyncio.run(go())
+        assert llm.call_count == 1
+    assert "\n" not in str(caught.value).strip()
+
+
+@rule("susp.answer-keys", "resume.answer-id-must-match")
+@pytest.mark.parametrize("style", STYLES)
+def test_malformed_answer_on_resume_is_refused_before_any_call(style: str) -> None:
+    async def go() -> Any:
+        kit = await toolkit(signin(Log()))
+        client = make_client(style)
+        halted = await client.run("go", toolkit=kit)
+        return await client.run_with_answer(toolkit=kit, history=halted.messages,
+                                            pending=halted.pending,
+                                            answer={"id": "auth-1", "ok": True, "data": None})
+
+    with fake_provider(style, [ONE_CALL, final()]) as llm:
+        with pytest.raises(WireError):
+            asyncio.run(go())
+        assert llm.call_count == 1

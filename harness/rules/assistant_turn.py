@@ -1,0 +1,164 @@
+"""Checks for the assistant turn a port stores and replays (SPEC.md loop.assistant-turn,
+loop.assistant-extra-keys).
+
+The expected message of each served turn is rebuilt from the scenario's script with the
+fake provider's own renderers, so "the provider's message" means exactly what went over
+the wire: the chat.completion message (OpenAI JSON), the assembled
+``{role, content, tool_calls?}`` (OpenAI SSE) or the content block list (Anthropic). Every
+copy a port keeps is checked: the transcript each phase returned and every request body
+that replays earlier turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..fake_provider import anthropic as anthropic_wire
+from ..fake_provider import openai as openai_wire
+from ..fake_provider.script import ScriptedTurn
+from ..runner import RunRecord
+from . import NotApplicable, check
+
+OPENAI_CORE = frozenset({"role", "content", "tool_calls"})
+ANTHROPIC_CORE = frozenset({"role", "content"})
+CALL_CORE = frozenset({"id", "type", "function"})
+BLOCK_CORE = {"text": frozenset({"type", "text"}), "tool_use": frozenset({"type", "id", "name", "input"})}
+
+
+@dataclass(frozen=True)
+class ServedTurn:
+    index: int
+    phase: int  # 0-based index of the phase whose request it answered
+    script: dict[str, Any]
+    streamed: bool
+
+    def provider_message(self, style: str) -> dict[str, Any]:
+        turn = ScriptedTurn.from_neutral(self.script)
+        if style == "anthropic":
+            return {"role": "assistant", "content": anthropic_wire.content_blocks(turn)}
+        if not self.streamed:
+            return openai_wire.message(turn)
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+        if turn.tool_calls:
+            message["tool_calls"] = openai_wire.message(turn)["tool_calls"]
+        return message
+
+
+def served_turns(record: RunRecord) -> list[ServedTurn]:
+    """Scripted turns in the order the provider served them, with how each was served."""
+    data = record.variant.scenario.data
+    script = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
+    served: list[ServedTurn] = []
+    for p, phase in enumerate(record.phases):
+        for _ in phase.requests:
+            if len(served) < len(script):
+                served.append(ServedTurn(len(served), p, script[len(served)], phase.entry == "stream"))
+    return served
+
+
+def transcript_copies(record: RunRecord) -> Iterator[tuple[str, list[Any]]]:
+    for p, phase in enumerate(record.phases, start=1):
+        messages = (phase.result or {}).get("messages")
+        if isinstance(messages, list):
+            yield f"phase {p} transcript", messages
+        for i, body in enumerate(phase.requests, start=1):
+            if isinstance(body, dict) and isinstance(body.get("messages"), list):
+                yield f"phase {p} request {i}", body["messages"]
+
+
+def _pairs(record: RunRecord) -> Iterator[tuple[str, dict[str, Any], ServedTurn]]:
+    served = served_turns(record)
+    if not served:
+        raise NotApplicable("no provider turn was served")
+    seen = False
+    for where, messages in transcript_copies(record):
+        assistants = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        for n, (message, turn) in enumerate(zip(assistants, served)):
+            seen = True
+            yield f"{where}, assistant turn {n + 1}", message, turn
+    if not seen:
+        raise NotApplicable("no assistant turn was returned or replayed")
+
+
+@check("loop.assistant-turn")
+def assistant_turn(record: RunRecord) -> Iterator[str]:
+    style = record.variant.style
+    for where, got, turn in _pairs(record):
+        want = turn.provider_message(style)
+        compare = _openai_turn if style == "openai" else _anthropic_turn
+        yield from (f"{where}: {problem}" for problem in compare(got, want))
+
+
+def _openai_turn(got: dict[str, Any], want: dict[str, Any]) -> Iterator[str]:
+    text = want.get("content")
+    if text and got.get("content") != text:
+        yield f"content is {got.get('content')!r}, the provider sent {text!r}"
+    if not text and got.get("content") not in (None, ""):
+        yield f"content is {got.get('content')!r} although the provider sent no text"
+    want_calls = want.get("tool_calls") or []
+    if "tool_calls" in got and not want_calls:
+        yield f"tool_calls is {got['tool_calls']!r} on a turn without calls (the key belongs only to turns with calls)"
+        return
+    got_calls = got.get("tool_calls") or []
+    if not isinstance(got_calls, list) or len(got_calls) != len(want_calls):
+        yield f"carries {len(got_calls) if isinstance(got_calls, list) else got_calls!r} call(s), the provider sent {len(want_calls)}"
+        return
+    for g, w in zip(got_calls, want_calls):
+        core = {k: g.get(k) for k in CALL_CORE} if isinstance(g, dict) else g
+        if isinstance(core, dict) and isinstance(core.get("function"), dict):
+            core["function"] = {k: core["function"].get(k) for k in ("name", "arguments")}
+        if core != w:
+            yield f"call {w['id']} is {core!r}, the provider sent {w!r} (arguments byte for byte)"
+
+
+def _anthropic_turn(got: dict[str, Any], want: dict[str, Any]) -> Iterator[str]:
+    content = got.get("content")
+    if not isinstance(content, list):
+        yield f"content is {content!r}, expected the provider's block list"
+        return
+    core = [
+        {k: b.get(k) for k in sorted(BLOCK_CORE[b["type"]])}
+        for b in content
+        if isinstance(b, dict) and b.get("type") in BLOCK_CORE
+    ]
+    if core != want["content"]:
+        yield f"text/tool_use blocks are {core!r}, the provider sent {want['content']!r}"
+
+
+@check("loop.assistant-extra-keys")
+def assistant_extra_keys(record: RunRecord) -> Iterator[str]:
+    style = record.variant.style
+    for where, got, turn in _pairs(record):
+        want = turn.provider_message(style)
+        if style == "openai":
+            yield from _extra(where, got, want, OPENAI_CORE)
+            want_calls = {c["id"]: c for c in want.get("tool_calls") or []}
+            for call in got.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    yield from _extra(f"{where}, call {call.get('id')}", call, want_calls.get(call.get("id"), {}), CALL_CORE)
+        else:
+            yield from _extra(where, got, {"role": "assistant", "content": []}, ANTHROPIC_CORE)
+            got_blocks = [b for b in got.get("content") or [] if isinstance(b, dict)]
+            other = [b.get("type") for b in got_blocks if b.get("type") not in BLOCK_CORE]
+            sent = [b.get("type") for b in want["content"] if b.get("type") not in BLOCK_CORE]
+            if other != sent:
+                yield f"{where}: blocks of other types {other}, the provider sent {sent}"
+            for block in got_blocks:
+                if block.get("type") in BLOCK_CORE:
+                    added = sorted(set(block) - BLOCK_CORE[block["type"]])
+                    if added:
+                        yield f"{where}: a {block['type']} block carries keys {added} the provider did not send"
+
+
+def _extra(where: str, got: dict[str, Any], want: dict[str, Any], core: frozenset[str]) -> Iterator[str]:
+    got_extra = {k: v for k, v in got.items() if k not in core}
+    want_extra = {k: v for k, v in want.items() if k not in core}
+    for key in sorted(set(got_extra) - set(want_extra)):
+        yield f"{where}: carries {key}={got_extra[key]!r}, which the provider did not send"
+    for key in sorted(set(want_extra) - set(got_extra)):
+        yield f"{where}: dropped the provider's {key}={want_extra[key]!r}"
+    for key in sorted(set(got_extra) & set(want_extra)):
+        if got_extra[key] != want_extra[key]:
+            yield f"{where}: {key} is {got_extra[key]!r}, the provider sent {want_extra[key]!r}"
