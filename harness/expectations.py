@@ -10,7 +10,7 @@ knows the file's grammar.
 
 from __future__ import annotations
 
-import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +37,11 @@ class Entry:
         return "*" in self.key
 
     def matches(self, key: str) -> bool:
-        return fnmatch.fnmatchcase(key, self.key) if self.wildcard else key == self.key
+        if not self.wildcard:
+            return key == self.key
+        # Only `*` is special: keys are full of brackets, which fnmatch would read as classes.
+        pattern = ".*".join(re.escape(part) for part in self.key.split("*"))
+        return re.fullmatch(pattern, key) is not None
 
 
 @dataclass

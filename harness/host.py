@@ -40,6 +40,7 @@ class HostLog:
     gets: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     max_outstanding: int = 0
+    answers: list[dict[str, Any]] = field(default_factory=list)  # every Answer the host sent back
 
 
 class Store:
@@ -93,7 +94,9 @@ class Host:
         self._hold()
         if self._wait_spec.get("raise"):
             raise HostRefusal("the host's waitFor raised (scenario asks for it)")
-        return {"answer": self._answer_for(request)}
+        answer = self._answer_for(request)
+        self.log.answers.append(copy.deepcopy(answer))
+        return {"answer": answer}
 
     def _hold(self) -> None:
         wanted = self._wait_spec.get("holdUntil")

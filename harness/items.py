@@ -55,9 +55,10 @@ class ScenarioFile(pytest.File):
             scenario = load_scenario(self.path)
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
-        if not any(conformance.selected(rule) for rule in scenario.rules):
-            return
         for variant in scenario.variants():
+            # Implicit rules (golden.*, keys.*, absent.*) count too, so --rule=keys.* selects.
+            if not any(conformance.selected(rule) for rule in (*scenario.rules, *_implicit(variant))):
+                continue
             yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
 
     class CollectError(Exception):
@@ -81,6 +82,7 @@ class VariantItem(pytest.Item):
 
     def runtest(self) -> None:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
+        conformance.scenarios_run.add(self.variant.scenario.id)
         outcomes, stderr_tail = self._evaluate(conformance)
         self._judge(conformance, outcomes, stderr_tail)
 
@@ -89,17 +91,16 @@ class VariantItem(pytest.Item):
         try:
             handshake = conformance.handshake()
         except ShimError as exc:
-            return [Outcome(r, "fail", "transport", [str(exc)]) for r in rules], exc.stderr_tail
+            return _all_fail(conformance, rules, "transport", str(exc)), exc.stderr_tail
         missing = sorted(self.variant.requires - set(handshake.capabilities))
         if missing:
             why = f"the port does not declare the capabilities {missing} this variant needs"
-            return [Outcome(r, "fail", "capability", [why]) for r in rules], ""
+            return _all_fail(conformance, rules, "capability", why), ""
         shim = conformance.shim()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout)
         except HarnessError as exc:
-            tail = getattr(exc, "stderr_tail", "")
-            return [Outcome(r, "fail", "transport", [str(exc)]) for r in rules], tail
+            return _all_fail(conformance, rules, "transport", str(exc)), getattr(exc, "stderr_tail", "")
         self._save_artifacts(conformance, record)
         outcomes = [self._golden(conformance, record)] if "golden.observables" in rules else []
         outcomes += [self._check(conformance, r, record) for r in rules if r != "golden.observables"]
@@ -253,6 +254,14 @@ def _implicit(variant: Variant) -> tuple[str, ...]:
 
     extra = ("absent.byte-identical",) if variant.scenario.relay_free and "absent.byte-identical" not in variant.scenario.rules else ()
     return tuple(r for r in IMPLICIT_RULES if r not in variant.scenario.rules) + extra
+
+
+def _all_fail(conformance: ConformanceSession, rules: list[str], reason: str, why: str) -> list[Outcome]:
+    """Nothing could be checked: normative rules fail for that reason, advisory ones say why."""
+    return [
+        Outcome(r, "n/a", messages=[why]) if conformance.level(r) == "advisory" else Outcome(r, "fail", reason, [why])
+        for r in rules
+    ]
 
 
 def _reason(record: RunRecord) -> str:

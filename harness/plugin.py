@@ -94,19 +94,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if conformance is None:
         return
     conformance.close()
-    full_run = not conformance.rule_filters and not session.config.getoption("keyword") and _whole_suite(session)
+    filtered = bool(conformance.rule_filters or session.config.getoption("keyword"))
     if session.config.getoption("update_expectations"):
-        write(conformance.expectations.path, conformance.port.name, conformance.observed_failures, conformance.expectations)
-    elif full_run and conformance.expectations.path is not None and conformance.expectations.unmatched():
-        conformance.stale_entries = [e.key for e in conformance.expectations.unmatched()]
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        # Entries of scenarios this run did not touch are carried over unchanged.
+        kept = {
+            e.key: (e.reason, e.note)
+            for e in conformance.expectations.entries
+            if e.key.split("[", 1)[0] not in conformance.scenarios_run
+        }
+        observed = {**kept, **conformance.observed_failures}
+        write(conformance.expectations.path, conformance.port.name, observed, conformance.expectations)
+    elif not filtered and conformance.expectations.path is not None:
+        # An entry is stale when its scenario ran unfiltered and the entry matched nothing.
+        ran = conformance.scenarios_run
+        conformance.stale_entries = [e.key for e in conformance.expectations.unmatched() if e.key.split("[", 1)[0] in ran]
+        if conformance.stale_entries:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     target = session.config.getoption("conformance_report")
     if target:
         report.write_reports(conformance, Path(target))
-
-
-def _whole_suite(session: pytest.Session) -> bool:
-    return all(Path(a.split("::")[0]).resolve() == scenarios_dir().resolve() for a in session.config.args)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -61,6 +61,7 @@ class ConformanceSession:
     tally: Tally = field(default_factory=Tally)
     observed_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     stale_entries: list[str] = field(default_factory=list)
+    scenarios_run: set[str] = field(default_factory=set)
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 

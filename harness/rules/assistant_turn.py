@@ -162,3 +162,18 @@ def _extra(where: str, got: dict[str, Any], want: dict[str, Any], core: frozense
     for key in sorted(set(got_extra) & set(want_extra)):
         if got_extra[key] != want_extra[key]:
             yield f"{where}: {key} is {got_extra[key]!r}, the provider sent {want_extra[key]!r}"
+
+
+@check("loop.assistant-content-null")
+def assistant_content_null(record: RunRecord) -> Iterator[str]:
+    if record.variant.style != "openai":
+        raise NotApplicable("openai style only")
+    seen = False
+    for where, got, turn in _pairs(record):
+        if turn.script.get("text") or not turn.script.get("toolCalls"):
+            continue
+        seen = True
+        if got.get("content") is not None:
+            yield f"{where}: a tool-only assistant turn has content {got.get('content')!r}; the reference keeps null"
+    if not seen:
+        raise NotApplicable("no tool-only assistant turn was returned or replayed")

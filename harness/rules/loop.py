@@ -198,20 +198,6 @@ def sse_assembly(record: RunRecord) -> Iterator[str]:
                             yield f"assembled input of {call.id} is {call.arguments!r}"
 
 
-@check("loop.assistant-content-null")
-def assistant_content_null(record: RunRecord) -> Iterator[str]:
-    _style(record, "openai")
-    seen = False
-    for _, i, body in _bodies(record):
-        for message in body.get("messages") or []:
-            if message.get("role") == "assistant" and message.get("tool_calls"):
-                seen = True
-                if message.get("content") is not None:
-                    yield f"request {i + 1}: a tool-only assistant turn has content {message.get('content')!r}; the reference keeps null"
-    if not seen:
-        raise NotApplicable("no tool-only assistant turn was replayed")
-
-
 @check("loop.anthropic-system-empty")
 def anthropic_system_empty(record: RunRecord) -> Iterator[str]:
     _style(record, "anthropic")

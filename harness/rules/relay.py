@@ -8,8 +8,17 @@ from typing import Any
 
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
-from .model import ScriptedCall, all_scripted_calls, halting_turn, relay_tool_names, rewritten_args
-from .transcript import tool_turns
+from .halted_transcript import expected_real_output
+from .model import (
+    ScriptedCall,
+    all_scripted_calls,
+    classify,
+    halting_turn,
+    relay_tool_names,
+    rewritten_args,
+    tools_by_name,
+)
+from .transcript import last_tool_turn, tool_turns
 
 CALL_KEYS = {"id", "name", "input", "arguments"}
 RELAY_PROMPT = "relay tool call {name} to the caller for execution"
@@ -39,6 +48,17 @@ def relay_requests(record: RunRecord) -> list[tuple[str, dict[str, Any]]]:
 def _calls(request: dict[str, Any]) -> list[Any]:
     calls = (request.get("data") or {}).get("calls")
     return calls if isinstance(calls, list) else []
+
+
+def suspension_request(record: RunRecord, call: ScriptedCall) -> dict[str, Any] | None:
+    """The Request a non-relay call suspends with, as the scenario scripts it."""
+    rules = ((record.variant.scenario.data.get("host") or {}).get("hooks") or {}).get("beforeTool", [])
+    for rule in rules:
+        if rule["tool"] == call.name and "suspend" in rule:
+            return dict(rule["suspend"])
+    behaviour = tools_by_name(record.variant).get(call.name, {}).get("behaviour", {})
+    found = behaviour.get("suspend") or behaviour.get("alwaysSuspend")
+    return dict(found) if found is not None else None
 
 
 def _require_relay(record: RunRecord) -> None:
@@ -141,9 +161,12 @@ def arguments_parse_to_input(record: RunRecord) -> Iterator[str]:
 @check("relay.arguments-anthropic-format")
 def arguments_anthropic_format(record: RunRecord) -> Iterator[str]:
     _require_relay(record)
-    if record.variant.style != "anthropic":
-        raise NotApplicable("openai style carries the raw string")
-    for where, entry, _ in _entries(record):
+    rewritten = rewritten_args(record.variant)
+    if record.variant.style != "anthropic" and not rewritten:
+        raise NotApplicable("openai style carries the raw string and no args rewrite makes the loop serialize")
+    for where, entry, call in _entries(record):
+        if record.variant.style != "anthropic" and call.name not in rewritten:
+            continue
         compact = json.dumps(entry.get("input"), separators=(",", ":"), ensure_ascii=False)
         if entry.get("arguments") != compact:
             yield f"{where}.arguments is {entry.get('arguments')!r}; the reference writes compact JSON {compact!r}"
@@ -156,10 +179,20 @@ def args_rewrite(record: RunRecord) -> Iterator[str]:
         raise NotApplicable("no beforeTool args rewrite in this scenario")
     seen = False
     for where, entry, call in _entries(record):
-        if call.name in rewritten:
-            seen = True
-            if entry.get("input") != rewritten[call.name]:
-                yield f"{where}.input is {entry.get('input')!r}, expected the rewritten {rewritten[call.name]!r}"
+        if call.name not in rewritten:
+            continue
+        seen = True
+        want = rewritten[call.name]
+        if entry.get("input") != want:
+            yield f"{where}.input is {entry.get('input')!r}, expected the rewritten {want!r}"
+        try:
+            parsed = json.loads(entry.get("arguments", ""))
+        except (TypeError, json.JSONDecodeError):
+            parsed = None
+        if parsed != want:
+            yield f"{where}.arguments is {entry.get('arguments')!r}; it must serialize the rewritten input {want!r}"
+        if want != call.arguments and entry.get("arguments") == call.raw_arguments:
+            yield f"{where}.arguments is still the provider's original string {call.raw_arguments!r}"
     if not seen:
         yield "no relay Request carried the call whose arguments the hook rewrote"
 
@@ -194,6 +227,9 @@ def non_relay_first(record: RunRecord) -> Iterator[str]:
         return
     if pending.get("kind") == "tool_call" or "calls" in (pending.get("data") or {}):
         yield f"the surfaced non-relay Request carries relay calls: {pending!r}"
+    produced = suspension_request(record, suspending[0])
+    if produced is not None and pending != produced:
+        yield f"the surfaced Request is {pending!r}; expected exactly what the tool produced, {produced!r}"
 
 
 @check("relay.inprocess-one-callback-per-call")
@@ -231,6 +267,72 @@ def relay_not_a_tool_error(record: RunRecord) -> Iterator[str]:
             yield f"relay suspension event has source {m.get('source')!r}, expected 'relay': {m}"
 
 
+def _mixed_turns(record: RunRecord) -> list[list[ScriptedCall]]:
+    data = record.variant.scenario.data
+    turns = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
+    classified = [classify(record.variant, t) for t in turns]
+    return [t for t in classified if any(c.kind == "relay" for c in t) and any(c.kind == "real" for c in t)]
+
+
+@check("relay.alongside-real-tools")
+def alongside_real_tools(record: RunRecord) -> Iterator[str]:
+    mixed = _mixed_turns(record)
+    if not mixed:
+        raise NotApplicable("no turn mixes relay calls with real tools")
+    executions = [e for phase in record.phases for e in phase.executions]
+    rewritten = rewritten_args(record.variant)
+    for turn in mixed:
+        for call in (c for c in turn if c.kind == "real"):
+            runs = [e for e in executions if e.get("callId") == call.id]
+            if len(runs) != 1:
+                yield f"real tool call {call.id} ({call.name}) ran {len(runs)} time(s) in a turn with relay calls; expected once"
+            want = rewritten.get(call.name, call.arguments)
+            for run in runs:
+                if "args" in run and run["args"] != want:
+                    yield f"real tool call {call.id} ran with {run['args']!r}, expected its own arguments {want!r}"
+    if _durable(record):
+        yield from _alongside_durable(record, mixed[-1])
+    else:
+        yield from _alongside_inprocess(record, mixed)
+
+
+def _alongside_inprocess(record: RunRecord, mixed: list[list[ScriptedCall]]) -> Iterator[str]:
+    style = record.variant.style
+    bodies = [body for phase in record.phases for body in phase.requests]
+    for turn in mixed:
+        ids = [c.id for c in turn]
+        seen = [t for body in bodies for t in tool_turns(body.get("messages") or [], style) if t.call_ids == ids]
+        if not seen:
+            yield f"no later request carries the turn {ids} with its results"
+            continue
+        if seen[-1].result_ids != ids:
+            yield f"the turn's results are for {seen[-1].result_ids}, expected one per call in call order {ids}"
+        by_id = {r.call_id: r for r in seen[-1].results}
+        for call in (c for c in turn if c.kind == "real"):
+            real = expected_real_output(record, call)
+            got = by_id.get(call.id)
+            if real is not None and got is not None and got.content != real[0]:
+                yield f"real tool call {call.id}'s result is {got.content!r}, expected its own output {real[0]!r}"
+
+
+def _alongside_durable(record: RunRecord, turn: list[ScriptedCall]) -> Iterator[str]:
+    halted = next((i for i, c in enumerate(turn) if c.kind in {"relay", "suspend"}), None)
+    last = last_tool_turn((record.first.result or {}).get("messages") or [], record.variant.style)
+    if halted is None or last is None:
+        yield "the durable run did not leave a halted tool turn in its transcript"
+        return
+    by_id = {r.call_id: r for r in last.results}
+    for i, call in enumerate(turn):
+        if call.kind != "real":
+            continue
+        got = by_id.get(call.id)
+        if i > halted and got is not None:
+            yield f"real tool call {call.id} after the halted call kept its result {got.content!r} in the halted transcript"
+        real = expected_real_output(record, call)
+        if i < halted and real is not None and (got is None or got.content != real[0]):
+            yield f"real tool call {call.id} before the halted call has result {getattr(got, 'content', None)!r}, expected {real[0]!r}"
+
+
 @check("relay.prompt-text")
 def prompt_text(record: RunRecord) -> Iterator[str]:
     _require_relay(record)
@@ -243,16 +345,23 @@ def prompt_text(record: RunRecord) -> Iterator[str]:
 
 @check("relay.multi-round")
 def multi_round(record: RunRecord) -> Iterator[str]:
-    relay_turns = [
-        t for t in record.variant.scenario.data["turns"] if any(c["name"] in relay_tool_names(record.variant) for c in t.get("toolCalls", []))
-    ]
-    if len(relay_turns) < 2:
+    data = record.variant.scenario.data
+    turns = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
+    names = relay_tool_names(record.variant)
+    rounds = [[c["id"] for c in t.get("toolCalls", []) if c["name"] in names] for t in turns]
+    rounds = [r for r in rounds if r]
+    if len(rounds) < 2:
         raise NotApplicable("fewer than two turns call a relay tool")
     got = {e.get("id") for _, r in relay_requests(record) for e in _calls(r) if isinstance(e, dict)}
-    for turn in relay_turns:
-        for call in turn["toolCalls"]:
-            if call["name"] in relay_tool_names(record.variant) and call["id"] not in got:
-                yield f"relay call {call['id']} of a later round was never surfaced"
+    final = (record.phases[-1].result or {}).get("pending") or {}
+    still_pending = {e.get("id") for e in _calls(final) if isinstance(e, dict)}
+    results = final_results(record)
+    for n, ids in enumerate(rounds, start=1):
+        for call_id in ids:
+            if call_id not in got:
+                yield f"round {n}: relay call {call_id} was never surfaced"
+            elif call_id not in still_pending and call_id not in results:
+                yield f"round {n}: the result of relay call {call_id} never reached a later request"
 
 
 def final_results(record: RunRecord) -> dict[str, Any]:

@@ -124,12 +124,36 @@ def answer_shapes(record: RunRecord) -> Iterator[str]:
         yield from _compare(call_id, expected, got, record.variant.style)
 
 
+def _shorthand_on_many(record: RunRecord) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(answer, pending) of a resume answering a several-call relay Request with the shorthand."""
+    resumed = record.resumed
+    if resumed is None or resumed.error is not None:
+        return None
+    answer, pending = resumed.params.get("answer") or {}, resumed.params.get("pending") or {}
+    data = answer.get("data") or {}
+    calls = (pending.get("data") or {}).get("calls") or []
+    if answer.get("ok") and "output" in data and "results" not in data and len(calls) > 1:
+        return answer, pending
+    return None
+
+
 @check("relay.shorthand-one-call-only")
 def shorthand_one_call_only(record: RunRecord) -> Iterator[str]:
     shorthand = [o for o in _relay_outcomes(record) if "output" in (o[3].get("data") or {})]
-    if not shorthand:
+    many = _shorthand_on_many(record)
+    if not shorthand and many is None:
         raise NotApplicable("no shorthand answer in this scenario")
     results = final_results(record)
+    if many is not None:
+        answer, pending = many
+        for entry in (pending.get("data") or {}).get("calls") or []:
+            got = results.get(entry.get("id"))
+            if got is None:
+                yield f"relay call {entry.get('id')} got no result after the shorthand resume"
+            elif got.content == answer["data"]["output"]:
+                yield f"the shorthand output landed on {entry.get('id')} although the Request carries {len(pending['data']['calls'])} calls"
+            elif record.variant.style == "anthropic" and got.is_error is not True:
+                yield f"relay call {entry.get('id')} of a several-call Request answered by the shorthand must get an error result, got {got.content!r}"
     for call_id, expected, got, _ in shorthand:
         yield from _compare(call_id, expected, got, record.variant.style)
         for other in all_scripted_calls(record.variant).values():
@@ -170,9 +194,12 @@ def declined(record: RunRecord) -> Iterator[str]:
 def collision_guard(record: RunRecord) -> Iterator[str]:
     if (record.variant.scenario.data.get("expect") or {}).get("error") != "toolkit":
         raise NotApplicable("the scenario does not expect a toolkit refusal")
+    refused = record.declaration_error
+    if refused is None or refused.get("kind") != "toolkit":
+        yield f"toolkit.describe did not refuse the toolkit as kind 'toolkit' (got {refused or record.declarations!r})"
     error = record.first.error
     if error is None or error.get("kind") != "toolkit":
-        yield f"the toolkit was not refused (error: {error!r}); a relay tool named like a builtin must be"
+        yield f"client.run did not refuse the toolkit (error: {error!r}); a relay tool named like a builtin must be"
     if record.first.requests:
         yield f"{len(record.first.requests)} provider request(s) were made with a refused toolkit"
 

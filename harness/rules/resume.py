@@ -8,8 +8,11 @@ from typing import Any
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
 from .halted_transcript import expected_real_output
-from .model import ScriptedCall, halting_turn
-from .relay_answers import expected_result
+from .model import ScriptedCall, halting_turn, tools_by_name
+from .relay_answers import DECLINED, expected_result
+
+UNRESOLVED = "unresolved: "
+MISSING = "no result supplied on resume for {name}"
 from .transcript import ToolTurn, last_tool_turn, tool_turns
 
 
@@ -53,15 +56,30 @@ def entry_points(record: RunRecord) -> Iterator[str]:
         yield f"{phase.entry} returned no RunResult"
 
 
-@check("resume.answer-id-must-match", "resume.needs-halted-turn")
-def refused(record: RunRecord) -> Iterator[str]:
-    phase = _resume(record)
-    if not _expects_refusal(record):
-        raise NotApplicable("the resume is expected to succeed")
+def _refusal_problems(phase: PhaseRecord) -> Iterator[str]:
     if phase.error is None or phase.error.get("kind") != "resume":
         yield f"{phase.entry} was not refused as a resume error (got {phase.error or phase.result!r})"
     if phase.requests:
         yield f"{len(phase.requests)} provider request(s) were made by a refused resume"
+    if phase.host.saves:
+        yield f"a refused resume saved {len(phase.host.saves)} transcript(s) to the store"
+
+
+@check("resume.answer-id-must-match")
+def answer_id_must_match(record: RunRecord) -> Iterator[str]:
+    phase = _resume(record)
+    answer, pending = phase.params.get("answer") or {}, phase.params.get("pending") or {}
+    if answer.get("id") == pending.get("id"):
+        raise NotApplicable("the Answer echoes the pending id")
+    yield from _refusal_problems(phase)
+
+
+@check("resume.needs-halted-turn")
+def needs_halted_turn(record: RunRecord) -> Iterator[str]:
+    phase = _resume(record)
+    if "history" not in (record.variant.scenario.data.get("resume") or {}):
+        raise NotApplicable("the resume gets the halted transcript")
+    yield from _refusal_problems(phase)
 
 
 @check("resume.one-result-per-call")
@@ -80,10 +98,17 @@ def keeps_prior(record: RunRecord) -> Iterator[str]:
         raise NotApplicable("no call before the halted one")
     halted = last_tool_turn((record.first.result or {}).get("messages") or [], record.variant.style)
     before = {r.call_id: r for r in (halted.results if halted else [])}
-    for result in got.results:
-        if result.call_id in [c.id for c in turn[:first]] and result.call_id in before:
-            if result.content != before[result.call_id].content:
-                yield f"the result of {result.call_id} changed on resume: {before[result.call_id].content!r} -> {result.content!r}"
+    after = {r.call_id: r for r in got.results}
+    for call in turn[:first]:
+        kept, now = before.get(call.id), after.get(call.id)
+        if kept is None:
+            continue
+        if now is None:
+            yield f"the result of {call.id} recorded before the halt is missing after resume"
+        elif (now.content, now.is_error) != (kept.content, kept.is_error):
+            yield f"the result of {call.id} changed on resume: {kept.content!r} -> {now.content!r}"
+    if [r.call_id for r in got.results[:first]] != [c.id for c in turn[:first]]:
+        yield f"results before the halted call are {got.result_ids[:first]}, expected {[c.id for c in turn[:first]]} in place"
 
 
 @check("resume.replaces-placeholder")
@@ -158,9 +183,53 @@ def non_relay_reexecutes(record: RunRecord) -> Iterator[str]:
     halted = turn[first]
     if halted.kind != "suspend":
         raise NotApplicable("the halted call is a relay call")
-    runs = [e for e in _resume(record).executions if e.get("callId") == halted.id]
+    phase = _resume(record)
+    answer, prompt = phase.params.get("answer") or {}, (phase.params.get("pending") or {}).get("prompt")
+    runs = [e for e in phase.executions if e.get("callId") == halted.id]
+    result = next((r for r in got.results if r.call_id == halted.id), None)
+    content = result.content if result else None
+    if not answer.get("ok"):
+        if runs:
+            yield f"the declined non-relay call {halted.id} ran {len(runs)} time(s) on resume; a declined answer runs nothing"
+        if content != DECLINED + str(prompt):
+            yield f"the declined non-relay call's result is {content!r}, expected {DECLINED + str(prompt)!r}"
+        return
     if len(runs) != 1 or not runs[0].get("answered"):
         yield f"the halted non-relay call {halted.id} ran {len(runs)} time(s) on resume; expected once, with the answer"
+    behaviour = tools_by_name(record.variant).get(halted.name, {}).get("behaviour", {})
+    if "alwaysSuspend" in behaviour:
+        want = UNRESOLVED + str(prompt)
+    else:
+        then = behaviour.get("then") or {}
+        want = then.get("reply", (answer.get("data") or {}).get("output"))
+    if want is not None and content != want:
+        yield f"the re-executed call's result is {content!r}, expected {want!r}"
+
+
+@check("resume.missing-result-text")
+def missing_result_text(record: RunRecord) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record)
+    phase = _resume(record)
+    answer, pending = phase.params.get("answer") or {}, phase.params.get("pending") or {}
+    in_request = [e.get("id") for e in (pending.get("data") or {}).get("calls") or [] if isinstance(e, dict)]
+    shorthand_fits = len(in_request) == 1 and "output" in (answer.get("data") or {})
+    unfilled = []
+    for call in turn[first:]:
+        if _supplied(answer, call.id) is not None:
+            continue
+        if call.id in in_request and (not answer.get("ok") or shorthand_fits):
+            continue
+        if call.id not in in_request and call.id == turn[first].id:
+            continue  # the halted non-relay call is re-executed, not filled
+        unfilled.append(call)
+    if not unfilled:
+        raise NotApplicable("every slot after the halt is filled by the Answer")
+    results = {r.call_id: r for r in got.results}
+    for call in unfilled:
+        want = MISSING.format(name=call.name)
+        content = results[call.id].content if call.id in results else None
+        if content != want:
+            yield f"the unfilled slot {call.id} reads {content!r}; the reference writes {want!r}"
 
 
 @check("resume.across-process")

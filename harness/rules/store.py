@@ -8,6 +8,8 @@ from ..runner import RunRecord
 from . import NotApplicable, check
 from .transcript import last_tool_turn
 
+STATELESS = frozenset({"run", "runWithAnswer", "stream"})
+
 
 @check("store.ask-saves-halt")
 def ask_saves_halt(record: RunRecord) -> Iterator[str]:
@@ -28,7 +30,9 @@ def ask_with_answer_saves(record: RunRecord) -> Iterator[str]:
     if phase is None or phase.entry != "askWithAnswer":
         raise NotApplicable("no askWithAnswer phase")
     if phase.error is not None:
-        raise NotApplicable("the resume was refused")
+        if phase.host.saves:
+            yield f"a refused askWithAnswer saved {len(phase.host.saves)} transcript(s); it must save nothing"
+        return
     conversation = phase.params.get("id")
     if conversation not in phase.host.gets:
         yield f"askWithAnswer never loaded conversation {conversation!r} from the store"
@@ -40,20 +44,73 @@ def ask_with_answer_saves(record: RunRecord) -> Iterator[str]:
 
 @check("store.verbatim-round-trip")
 def verbatim_round_trip(record: RunRecord) -> Iterator[str]:
+    problems, checked = [], False
+    for p, phase in enumerate(record.phases, start=1):
+        if phase.host.saves and phase.result is not None:
+            checked = True
+            if phase.host.saves[-1]["messages"] != phase.result.get("messages"):
+                problems.append(f"phase {p} ({phase.entry}): the saved transcript differs from RunResult.messages")
+    stored = record.variant.scenario.data.get("storedHistory")
+    if stored and record.first.entry == "ask" and record.first.requests:
+        checked = True
+        sent = (record.first.requests[0].get("messages") or [])[: len(stored)]
+        if sent != stored:
+            problems.append(f"ask sent {sent!r} as history; the store held {stored!r}")
+    replay = _replay_problems(record)
+    if replay is not None:
+        checked = True
+        problems.extend(replay)
+    if not checked:
+        raise NotApplicable("nothing was saved and nothing stored was replayed")
+    yield from problems
+
+
+def _replay_problems(record: RunRecord) -> list[str] | None:
+    """The halted transcript saved by ask, replayed by askWithAnswer up to the halted turn."""
     phase = record.resumed
-    if phase is None or phase.entry != "askWithAnswer" or not phase.requests:
-        raise NotApplicable("no stored transcript was replayed to the provider")
-    stored = record.first.host.saves[-1]["messages"] if record.first.host.saves else None
-    if stored is None:
-        yield "nothing was stored to replay"
-        return
+    if phase is None or phase.entry != "askWithAnswer" or not phase.requests or not record.first.host.saves:
+        return None
+    stored = record.first.host.saves[-1]["messages"]
     turn = last_tool_turn(stored, record.variant.style)
     if turn is None:
-        raise NotApplicable("the stored transcript has no tool turn")
-    replayed = phase.requests[0].get("messages") or []
+        return None
     prefix = stored[: turn.index + 1]
-    if record.variant.style == "openai":
-        # The OpenAI system prompt is part of the transcript; nothing is re-added on resume.
-        pass
+    replayed = phase.requests[0].get("messages") or []
     if replayed[: len(prefix)] != prefix:
-        yield "the resumed request does not replay the stored transcript verbatim up to the halted turn"
+        return ["the resumed request does not replay the stored transcript verbatim up to the halted turn"]
+    return []
+
+
+@check("store.ask-loads-history")
+def ask_loads_history(record: RunRecord) -> Iterator[str]:
+    phase = record.first
+    stored = record.variant.scenario.data.get("storedHistory")
+    if not phase.params.get("id") or not stored:
+        raise NotApplicable("no ask with an id over a stored conversation")
+    conversation = phase.params["id"]
+    if conversation not in phase.host.gets:
+        yield f"{phase.entry} never read conversation {conversation!r} from the store"
+    if not phase.requests:
+        yield f"{phase.entry} made no provider request"
+        return
+    messages = phase.requests[0].get("messages") or []
+    want = [*stored, {"role": "user", "content": record.variant.scenario.data["prompt"]}]
+    if messages[: len(want)] != want or len(messages) != len(want):
+        yield f"the first request's messages are {messages!r}; expected the stored transcript then the new user turn {want!r}"
+
+
+@check("store.run-stateless")
+def run_stateless(record: RunRecord) -> Iterator[str]:
+    stateless = [
+        (p, phase) for p, phase in enumerate(record.phases, start=1)
+        if phase.entry in STATELESS and not phase.params.get("id")
+    ]
+    if not stateless:
+        raise NotApplicable("every entry point of this variant is given a conversation id")
+    if not any(phase.params.get("store") for _, phase in stateless):
+        raise NotApplicable("no store is configured, so there is nothing a stateless entry could touch")
+    for p, phase in stateless:
+        if phase.host.gets:
+            yield f"phase {p} ({phase.entry} without an id) read the store: {phase.host.gets}"
+        if phase.host.saves:
+            yield f"phase {p} ({phase.entry} without an id) wrote the store under {[s['id'] for s in phase.host.saves]}"

@@ -96,7 +96,7 @@ class Run:
         name = spec["name"]
 
         async def execute(args: dict[str, Any], ctx: tn.ToolContext | None = None) -> tn.ToolResult:
-            call_id = CURRENT_CALL.get()  # read before the first await: it is this call's
+            call_id = CURRENT_CALL.get() or ""  # read before the first await: it is this call's
             answer = ctx.answer if ctx is not None else None
             self.executions.append({"tool": name, "callId": call_id, "args": args, "answered": answer is not None})
             if behaviour.get("delayMs"):
@@ -125,7 +125,7 @@ class Run:
 
     def suspend(self, wire: dict[str, Any], call_id: str | None) -> tn.ToolResult:
         request = neutral.request_from_wire(wire)
-        if call_id is not None:
+        if call_id:
             self.call_of_request[request.id] = call_id
         return tn.pending(
             kind=request.kind, prompt=request.prompt, id=request.id,

@@ -264,6 +264,9 @@ def test_stderr_is_drained_and_only_its_tail_kept(shim: ShimProcess) -> None:
     initialized(shim, "stderr-noise")
     for _ in range(3):  # ~600 KiB of stderr in total: an undrained pipe would block the shim
         assert shim.call("client.run", {}, timeout=CALL_TIMEOUT) == {"answers": []}
+    deadline = time.monotonic() + CALL_TIMEOUT  # stderr is drained asynchronously to stdout
+    while not shim.stderr_tail().rstrip().endswith("faux: noise done") and time.monotonic() < deadline:
+        time.sleep(0.02)
     tail = shim.stderr_tail()
     assert len(tail.encode()) <= 64 * 1024
     assert tail.rstrip().endswith("faux: noise done")

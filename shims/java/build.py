@@ -1,0 +1,182 @@
+"""Build step of the java shim (harness/ports.toml [java]): find a JDK >= 21, run Maven.
+
+The java port is not on Maven Central, so the shim is compiled together with the port's
+sources from a checkout (``--src``, the toolnexus repository root). Everything the build
+writes goes under ``--out`` (the harness's cache folder for the port):
+
+    <out>/jdk           symlink to the JDK the build used (the start command runs its java)
+    <out>/target/...    Maven's output; <out>/target/toolnexus-java-shim.jar + lib/ run the shim
+    <out>/build.stamp   digest of every input; an unchanged stamp skips Maven
+
+Run: ``python shims/java/build.py --src PATH/TO/toolnexus --out DIR``. A failure prints one
+line naming what is missing or the command that failed (with Maven's tail), exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+MIN_JAVA = 21
+SHIM_DIR = Path(__file__).resolve().parent
+JVM_ROOTS = (Path("/usr/lib/jvm"), Path("/usr/java"), Path("/opt/java"))
+PORT_SOURCES = Path("java/src/main/java")
+MAVEN_TIMEOUT_S = 900
+
+
+class BuildError(Exception):
+    """The shim cannot be built; the message is the one line a user sees."""
+
+
+@dataclass(frozen=True)
+class Jdk:
+    home: Path
+    major: int
+
+
+def java_major(home: Path) -> int | None:
+    """The feature version of the JDK at ``home`` (its ``release`` file), or None if not a JDK."""
+    if not (home / "bin" / "javac").exists():
+        return None
+    try:
+        text = (home / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.MULTILINE)
+    if not found:
+        return None
+    major = int(found.group(1))
+    # pre-9 JDKs spell themselves 1.8
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def find_jdk(environ: dict[str, str] | None = None, roots: tuple[Path, ...] = JVM_ROOTS) -> Jdk:
+    """$JAVA_HOME when it is >= 21, else the javac on PATH, else the newest JDK >= 21 under ``roots``."""
+    environ = dict(os.environ if environ is None else environ)
+    seen: list[str] = []
+    candidates: list[Path] = []
+    if environ.get("JAVA_HOME"):
+        candidates.append(Path(environ["JAVA_HOME"]))
+    javac = shutil.which("javac", path=environ.get("PATH"))
+    if javac:
+        candidates.append(Path(javac).resolve().parent.parent)
+    for home in candidates:
+        major = java_major(home)
+        seen.append(f"{home} ({major if major else 'not a JDK'})")
+        if major and major >= MIN_JAVA:
+            return Jdk(home, major)
+    installed = []
+    for root in roots:
+        if root.is_dir():
+            for home in sorted(root.iterdir()):
+                major = java_major(home)
+                if major and not home.is_symlink():
+                    installed.append(Jdk(home, major))
+    eligible = [jdk for jdk in installed if jdk.major >= MIN_JAVA]
+    if eligible:
+        return max(eligible, key=lambda jdk: (jdk.major, str(jdk.home)))
+    seen += [f"{jdk.home} ({jdk.major})" for jdk in installed]
+    looked = "; ".join(seen) or "nothing"
+    raise BuildError(
+        f"the java port needs a JDK >= {MIN_JAVA} and none was found (looked at: {looked}); "
+        f"set JAVA_HOME to a JDK {MIN_JAVA}+"
+    )
+
+
+def port_version(src: Path) -> str:
+    """The port's version as its own build file states it (informational, for ``initialize``)."""
+    try:
+        text = (src / "java" / "build.gradle").read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    found = re.search(r"^version\s*=\s*['\"]([^'\"]+)['\"]", text, re.MULTILINE)
+    return found.group(1) if found else "unknown"
+
+
+def inputs_digest(src: Path, jdk: Jdk) -> str:
+    """One digest over the shim's sources, the port's sources and the JDK: what a build depends on."""
+    digest = hashlib.sha256(f"{jdk.home}:{jdk.major}\n".encode())
+    trees = [(SHIM_DIR, SHIM_DIR / "pom.xml"), (SHIM_DIR, SHIM_DIR / "src"), (src, src / PORT_SOURCES)]
+    for base, top in trees:
+        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        for path in files:
+            digest.update(str(path.relative_to(base)).encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def maven_command(src: Path, out: Path, version: str) -> list[str]:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise BuildError("the java shim is built with Maven and 'mvn' is not on PATH")
+    return [
+        mvn, "-B", "-q", "-f", str(SHIM_DIR / "pom.xml"),
+        f"-Dport.src={src}", f"-Dshim.out={out / 'target'}", f"-Dport.version={version}",
+        "package",
+    ]
+
+
+def build(src: Path, out: Path, environ: dict[str, str] | None = None) -> Path:
+    """Build (or reuse) the shim jar for the checkout at ``src``; return the jar's path."""
+    src, out = src.resolve(), out.resolve()
+    if not (src / PORT_SOURCES).is_dir():
+        raise BuildError(f"{src} is not a toolnexus checkout: it has no {PORT_SOURCES}")
+    jdk = find_jdk(environ)
+    out.mkdir(parents=True, exist_ok=True)
+    jar = out / "target" / "toolnexus-java-shim.jar"
+    stamp = out / "build.stamp"
+    digest = inputs_digest(src, jdk)
+    if jar.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest:
+        _link_jdk(out, jdk)
+        return jar
+    command = maven_command(src, out, port_version(src))
+    env = {**(os.environ if environ is None else environ), "JAVA_HOME": str(jdk.home)}
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BuildError(f"JAVA_HOME={jdk.home} {shlex.join(command)} failed: {exc}") from None
+    if done.returncode != 0 or not jar.exists():
+        tail = "\n".join(f"  | {line}" for line in (done.stdout + done.stderr).splitlines()[-25:])
+        raise BuildError(f"JAVA_HOME={jdk.home} {shlex.join(command)} failed (exit {done.returncode})\n{tail}")
+    stamp.write_text(digest + "\n", encoding="utf-8")
+    _link_jdk(out, jdk)
+    return jar
+
+
+def _link_jdk(out: Path, jdk: Jdk) -> None:
+    """Point <out>/jdk at the build's JDK, so the registry's start command can name its java."""
+    link = out / "jdk"
+    if link.is_symlink() and Path(os.readlink(link)) == jdk.home:
+        return
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(jdk.home, target_is_directory=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build the java shim against a toolnexus checkout.")
+    parser.add_argument("--src", required=True, help="the toolnexus checkout (repository root)")
+    parser.add_argument("--out", required=True, help="the cache folder the build writes to")
+    args = parser.parse_args(argv)
+    if not args.src:
+        print("java shim: no toolnexus checkout given; pass --port-src=PATH", file=sys.stderr)
+        return 1
+    try:
+        jar = build(Path(args.src), Path(args.out))
+    except BuildError as exc:
+        print(f"java shim: {exc}", file=sys.stderr)
+        return 1
+    print(f"java shim: {jar}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The expectations file grammar and its ratchet bookkeeping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.expectations import MAX_WILDCARD, ExpectationsError, load, write
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "port.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_exact_and_wildcard_entries_match(tmp_path: Path) -> None:
+    exp = load(_file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "capability"\n'
+                              '[[expected]]\nkey = "b[*]::relay.y"\nreason = "divergence"\n'))
+    assert exp.lookup("a[openai-run]::relay.x").reason == "capability"
+    assert exp.lookup("b[anthropic-ask]::relay.y").reason == "divergence"
+    assert exp.lookup("c[openai-run]::relay.x") is None
+    assert exp.unmatched() == []
+
+
+def test_an_entry_that_matched_nothing_is_reported(tmp_path: Path) -> None:
+    exp = load(_file(tmp_path, '[[expected]]\nkey = "gone[openai-run]::relay.x"\nreason = "golden"\n'))
+    assert [e.key for e in exp.unmatched()] == ["gone[openai-run]::relay.x"]
+
+
+def test_wildcards_are_capped(tmp_path: Path) -> None:
+    exp = load(_file(tmp_path, '[[expected]]\nkey = "*::relay.x"\nreason = "capability"\n'))
+    for i in range(MAX_WILDCARD):
+        exp.lookup(f"s{i}[openai-run]::relay.x")
+    with pytest.raises(ExpectationsError, match="more than 20"):
+        exp.lookup("one-more[openai-run]::relay.x")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[expected]]\nkey = "no-rule"\nreason = "golden"\n', "key must look like"),
+        ('[[expected]]\nkey = "a[b]::c.d"\nreason = "flaky"\n', "reason 'flaky' is not one of"),
+        ('[[expected]]\nkey = "a[b]::c.d"\nreason = "golden"\n[[expected]]\nkey = "a[b]::c.d"\nreason = "golden"\n', "duplicate key"),
+        ("[[expected]\n", "cannot read expectations"),
+        ('surprise = 1\n', "unknown top-level key"),
+    ],
+)
+def test_malformed_files_are_refused_with_one_line(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ExpectationsError, match=message):
+        load(_file(tmp_path, text))
+
+
+def test_write_round_trips_and_keeps_existing_notes(tmp_path: Path) -> None:
+    path = _file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "divergence"\nnote = "hand-written"\n')
+    previous = load(path)
+    write(path, "golang", {"a[openai-run]::relay.x": ("divergence", "observed"), "b[openai-run]::loop.y": ("golden", 'quote " here')}, previous)
+    again = load(path)
+    notes = {e.key: e.note for e in again.entries}
+    assert notes == {"a[openai-run]::relay.x": "hand-written", "b[openai-run]::loop.y": 'quote " here'}

@@ -1,0 +1,58 @@
+"""The expectations ratchet end to end: known failures pass, anything else fails loudly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plugin_runner import run_pytest
+
+from harness.expectations import load
+
+
+def test_a_port_without_relay_fails_relay_rules_as_capability_and_the_ratchet_holds(
+    scenario: Path, tmp_path: Path
+) -> None:
+    expectations = tmp_path / "norelay.toml"
+    first = run_pytest(str(scenario), "--port=reference-norelay")
+    assert first.code == 1
+    assert "(normative, capability)" in first.output
+    assert "does not declare the capabilities ['relay']" in first.output
+
+    written = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}", "--update-expectations")
+    entries = load(expectations).entries
+    assert entries and all(e.reason == "capability" for e in entries), written.output
+    assert "relay-single-durable[openai-run]::relay.calls-in-one-request" in {e.key for e in entries}
+
+    green = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}")
+    assert green.code == 0, green.output
+
+    # Drop one entry: that failure is unexpected again.
+    text = expectations.read_text(encoding="utf-8")
+    dropped = text.replace('key = "relay-single-durable[openai-run]::relay.calls-in-one-request"', 'key = "relay-single-durable[openai-run]::relay.nothing-here"')
+    expectations.write_text(dropped, encoding="utf-8")
+    red = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}")
+    assert red.code == 1
+    assert "[relay.calls-in-one-request] (normative, capability)" in red.output
+    assert "expectation matched nothing (remove it): relay-single-durable[openai-run]::relay.nothing-here" in red.output
+
+
+def test_an_unexpected_pass_fails_and_prints_the_update_command(scenario: Path, tmp_path: Path) -> None:
+    expectations = tmp_path / "reference.toml"
+    expectations.write_text(
+        '[[expected]]\nkey = "relay-single-durable[openai-run]::relay.request-kind"\nreason = "divergence"\n',
+        encoding="utf-8",
+    )
+    run = run_pytest(str(scenario), "--port=reference", f"--expectations={expectations}")
+    assert run.code == 1
+    assert "passes now but is listed as an expected failure" in run.output
+    assert f"--expectations={expectations} --update-expectations" in run.output
+
+
+def test_an_expected_failure_with_another_reason_class_still_fails(scenario: Path, tmp_path: Path) -> None:
+    expectations = tmp_path / "norelay.toml"
+    expectations.write_text(
+        '[[expected]]\nkey = "relay-single-durable[openai-run]::relay.call*"\nreason = "divergence"\n', encoding="utf-8"
+    )
+    run = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}", "-k", "openai-run")
+    assert run.code == 1
+    assert "expected to fail as 'divergence', failed as 'capability'" in run.output

@@ -1,0 +1,58 @@
+"""Command-line misuse gets one clear line and a usage-error exit, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plugin_runner import run_pytest
+
+
+def test_unknown_port_lists_the_known_ones(scenario: Path) -> None:
+    run = run_pytest(str(scenario), "--port=cobol")
+    assert run.code == 4
+    assert "unknown port 'cobol'" in run.output and "reference" in run.output
+    assert "Traceback" not in run.output
+
+
+def test_snapshot_update_is_refused_for_anything_but_the_reference(scenario: Path) -> None:
+    run = run_pytest(str(scenario), "--port-cmd=python -c pass", "--snapshot-update")
+    assert run.code == 4
+    assert "only allowed with --port=reference" in run.output
+
+
+def test_update_expectations_needs_a_file(scenario: Path) -> None:
+    run = run_pytest(str(scenario), "--port=reference", "--update-expectations")
+    assert run.code == 4
+    assert "--update-expectations needs --expectations" in run.output
+
+
+def test_a_missing_expectations_file_is_refused(scenario: Path, tmp_path: Path) -> None:
+    run = run_pytest(str(scenario), "--port=reference", f"--expectations={tmp_path / 'nope.toml'}")
+    assert run.code == 4
+    assert "no such expectations file" in run.output
+
+
+def test_a_port_that_needs_a_checkout_says_how_to_run_it(scenario: Path) -> None:
+    run = run_pytest(str(scenario), "--port=golang")
+    if "unknown port 'golang'" in run.output:
+        return  # the golang shim is not registered in this checkout
+    assert run.code == 4
+    assert "--port-src" in run.output
+
+
+def test_an_invalid_scenario_file_is_a_collection_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "broken-scenario.json"
+    bad.write_text('{"id": "broken-scenario", "title": "x", "rules": [], "styles": ["cobol"]}', encoding="utf-8")
+    run = run_pytest(str(bad), "--port=reference")
+    assert run.code != 0
+    assert "broken-scenario.json: not a valid scenario" in run.output
+    assert "$.styles[0]" in run.output or "$.styles" in run.output
+    assert "Traceback" not in run.output
+
+
+def test_a_scenario_that_is_not_json_is_a_collection_error(tmp_path: Path) -> None:
+    bad = tmp_path / "not-json.json"
+    bad.write_text("{oops", encoding="utf-8")
+    run = run_pytest(str(bad), "--port=reference")
+    assert run.code != 0
+    assert "not-json.json: cannot read scenario" in run.output
