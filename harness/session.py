@@ -78,6 +78,10 @@ class ConformanceSession:
     def handshake(self) -> Handshake:
         return self.shim().ensure_alive()
 
+    def known_handshake(self) -> Handshake | None:
+        """The last handshake, without starting a shim for it."""
+        return self._shim.handshake if self._shim is not None else None
+
     def provider(self) -> FakeProvider:
         if self._provider is None:
             self._provider = FakeProvider().start()

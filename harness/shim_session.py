@@ -105,20 +105,15 @@ class ShimSession:
         try:
             raw = self.process.call("initialize", {"protocolVersion": PROTOCOL_VERSION}, timeout=self.start_timeout)
             self.handshake = self._check_handshake(raw)
-        except ProtocolVersionMismatch as exc:
-            self._refused = exc
+        except ShimError as exc:
+            # Reap first: the stderr tail is complete only once the process is gone.
             self.process.close()
-            raise
-        except ShimCallError as exc:
-            if exc.code == ErrorCode.PROTOCOL_VERSION_MISMATCH:
-                self._refused = self._mismatch(f"shim refused protocol version {PROTOCOL_VERSION}: {exc.message}")
-                self.process.close()
-                raise self._refused from None
-            self.process.close()
-            raise
-        except ShimError:
-            self.process.close()
-            raise
+            if isinstance(exc, ShimCallError) and exc.code == ErrorCode.PROTOCOL_VERSION_MISMATCH:
+                exc = self._mismatch(f"shim refused protocol version {PROTOCOL_VERSION}: {exc.message}")
+            exc.stderr_tail = self.process.stderr_tail()
+            if isinstance(exc, ProtocolVersionMismatch):
+                self._refused = exc
+            raise exc from None
         self._broken = False
         return self.handshake
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import certifi
 import httpx
 
 from .errors import ProviderError
@@ -108,7 +111,7 @@ class Loop:
         if self.config.http_client is not None:
             yield self.config.http_client
             return
-        async with httpx.AsyncClient(timeout=httpx.Timeout(120.0)) as client:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), verify=_tls_context()) as client:
             yield client
 
     async def _request(
@@ -218,3 +221,9 @@ class Loop:
         # Out of turns: "incomplete" only when there is no text to report (as the Python port).
         text = c.provider.exhausted_text(messages)
         return finish(text, "incomplete", limit="maxTurns") if text == "" else finish(text, "done")
+
+
+@functools.lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs ~90 ms; build it once, not once per run.
+    return ssl.create_default_context(cafile=certifi.where())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..golden import read_golden
 from ..runner import PhaseRecord, RunRecord
 from ..scenario import Variant
 from . import NotApplicable, check
@@ -137,17 +138,20 @@ def model_verbatim(record: RunRecord) -> Iterator[str]:
 @check("loop.tool-results-openai", "loop.tool-results-anthropic", "loop.results-in-call-order")
 def tool_results(record: RunRecord) -> Iterator[str]:
     turns_seen = 0
-    for phase in record.phases:
+    for p, phase in enumerate(record.phases, start=1):
         yield from (f"the fake provider refused a request: {v}" for v in phase.provider_violations)
-        for body in phase.requests:
-            for turn in tool_turns(body.get("messages") or [], record.variant.style):
+        copies = [(f"phase {p} request {i}", body.get("messages")) for i, body in enumerate(phase.requests, start=1)]
+        copies.append((f"phase {p} transcript", (phase.result or {}).get("messages")))
+        for where, messages in copies:
+            for turn in tool_turns(messages or [], record.variant.style):
                 if turn.messages_after == 0 and not turn.results:
                     continue
                 turns_seen += 1
+                # a halted transcript answers a prefix of the calls (halt.transcript judges which)
                 if turn.result_ids != turn.call_ids[: len(turn.result_ids)]:
-                    yield f"results {turn.result_ids} are not in tool-call order {turn.call_ids}"
+                    yield f"{where}: results {turn.result_ids} are not in tool-call order {turn.call_ids}"
     if not turns_seen:
-        raise NotApplicable("no tool results reached the provider")
+        raise NotApplicable("no tool results were recorded")
 
 
 @check("loop.final-text")
@@ -183,6 +187,10 @@ def sse_assembly(record: RunRecord) -> Iterator[str]:
         raise NotApplicable("not a streaming variant")
     scripted = {c["id"]: c for t in record.variant.scenario.data["turns"] for c in t.get("toolCalls", [])}
     for phase in streamed:
+        turns = record.variant.scenario.data["turns"][: len(phase.requests)]
+        if (phase.result or {}).get("status") == "done" and turns and not turns[-1].get("toolCalls"):
+            if phase.result.get("text") != turns[-1].get("text", ""):
+                yield f"the streamed final text assembled to {phase.result.get('text')!r}, streamed {turns[-1].get('text', '')!r}"
         for body in phase.requests[1:]:
             for turn in tool_turns(body.get("messages") or [], record.variant.style):
                 for call in turn.calls:
@@ -214,10 +222,20 @@ def max_turns(record: RunRecord) -> Iterator[str]:
     max_turns_ = (data.get("client") or {}).get("maxTurns")
     if not max_turns_ or len(data["turns"]) <= max_turns_ or not data["turns"][max_turns_ - 1].get("toolCalls"):
         raise NotApplicable("maxTurns is not exhausted")
-    expected = (data.get("expect") or {}).get("status")
-    got = (record.first.result or {}).get("status")
-    if expected and got != expected:
-        yield f"status on exhaustion is {got!r}; the reference gives {expected!r}"
+    phase = record.first
+    if len(phase.requests) > max_turns_:
+        yield f"{len(phase.requests)} requests were sent, more than maxTurns={max_turns_}"
+    got = phase.result or {}
+    if got.get("status") == "pending":
+        return
+    name = record.variant.name.removesuffix("-uncalled-relay")
+    golden = read_golden(record.variant.scenario.id, name)
+    if golden is None:
+        raise NotApplicable(f"no golden for {name} to hold the reference's answer")
+    want = golden["observables"]["phases"][0].get("result") or {}
+    for key in ("status", "limit", "text"):
+        if got.get(key) != want.get(key):
+            yield f"on exhaustion {key} is {got.get(key, '<absent>')!r}; the reference gives {want.get(key, '<absent>')!r}"
 
 
 @check("decl.openai-shape", "decl.anthropic-shape", "decl.gemini-shape", "decl.order")
@@ -225,24 +243,39 @@ def declarations(record: RunRecord) -> Iterator[str]:
     decls = record.declarations
     if decls is None:
         raise NotApplicable(f"toolkit.describe refused the toolkit: {record.declaration_error}")
-    names = [t["name"] for t in record.variant.toolkit()["tools"]]
-    for style, get_name in (
-        ("openai", lambda d: (d.get("function") or {}).get("name")),
-        ("anthropic", lambda d: d.get("name")),
+    tools = record.variant.toolkit()["tools"]
+    names = [t["name"] for t in tools]
+    gemini = decls.get("gemini")
+    gemini_list = gemini[0].get("functionDeclarations") if isinstance(gemini, list) and len(gemini) == 1 and isinstance(gemini[0], dict) else None
+    for style, listed in (
+        ("openai", [(d.get("function") or {}).get("name") for d in decls.get("openai") or []]),
+        ("anthropic", [d.get("name") for d in decls.get("anthropic") or []]),
+        ("gemini", [d.get("name") for d in gemini_list or [] if isinstance(d, dict)]),
     ):
-        listed = [get_name(d) for d in decls.get(style) or []]
         ours = [n for n in listed if n in names]
         if ours != names:
             yield f"{style} declarations list {ours}, expected the toolkit's order {names}"
+    schemas = {t["name"]: t.get("schema") for t in tools if t.get("schema") is not None}
     for d in decls.get("openai") or []:
         if set(d) != {"type", "function"} or d.get("type") != "function":
             yield f"openai declaration has keys {sorted(d)}: {d}"
+            continue
+        fn = d["function"]
+        if set(fn) != {"name", "description", "parameters"}:
+            yield f"openai declaration of {fn.get('name')!r}: function has keys {sorted(fn)}"
+        if fn.get("name") in schemas and fn.get("parameters") != schemas[fn["name"]]:
+            yield f"openai declaration of {fn['name']!r}: parameters {fn.get('parameters')!r} differ from the input schema"
     for d in decls.get("anthropic") or []:
-        if set(d) - {"name", "description", "input_schema"}:
+        if set(d) != {"name", "description", "input_schema"}:
             yield f"anthropic declaration has keys {sorted(d)}"
-    gemini = decls.get("gemini")
-    if not (isinstance(gemini, list) and len(gemini) == 1 and "functionDeclarations" in gemini[0]):
+        elif d["name"] in schemas and d["input_schema"] != schemas[d["name"]]:
+            yield f"anthropic declaration of {d['name']!r}: input_schema differs from the tool's schema"
+    if gemini_list is None:
         yield f"gemini declarations are not one {{functionDeclarations: [...]}}: {gemini!r}"
+    for p, phase in enumerate(record.phases, start=1):
+        for i, body in enumerate(phase.requests, start=1):
+            if "tools" in body and body["tools"] != decls.get(record.variant.style):
+                yield f"phase {p} request {i}: tools differ from the {record.variant.style} declarations toolkit.describe returned"
 
 
 @check("decl.builtin-names")
@@ -251,7 +284,13 @@ def builtin_names(record: RunRecord) -> Iterator[str]:
         raise NotApplicable("builtins are off")
     if record.declarations is None:
         raise NotApplicable("the toolkit was refused")
-    listed = {(d.get("function") or {}).get("name") for d in record.declarations.get("openai") or []}
-    missing = sorted(BUILTIN_NAMES - listed)
-    if missing:
-        yield f"builtins missing from the declarations: {missing}"
+    openai = {(d.get("function") or {}).get("name"): (d.get("function") or {}).get("parameters") for d in record.declarations.get("openai") or []}
+    anthropic = {d.get("name"): d.get("input_schema") for d in record.declarations.get("anthropic") or []}
+    for style, listed in (("openai", openai), ("anthropic", anthropic)):
+        missing = sorted(BUILTIN_NAMES - set(listed))
+        if missing:
+            yield f"{style}: builtins missing from the declarations: {missing}"
+        for name in sorted(BUILTIN_NAMES & set(listed)):
+            schema = listed[name]
+            if not isinstance(schema, dict) or schema.get("type") != "object" or not schema.get("properties"):
+                yield f"{style}: builtin {name!r} is declared without its input schema: {schema!r}"

@@ -120,14 +120,19 @@ def done_last(record: RunRecord) -> Iterator[str]:
 
 @check("stream.usage-before-done")
 def usage_before_done(record: RunRecord) -> Iterator[str]:
+    turns = record.variant.scenario.data["turns"]
     for phase in streamed(record):
         kinds = [e.get("type") for e in phase.events]
-        status = (phase.result or {}).get("status")
-        if status == "done":
+        if phase.result is None:
+            continue  # the run failed; nothing is pinned about a stream that errors
+        served = turns[: len(phase.requests)]
+        final_answer = bool(served) and not served[-1].get("toolCalls")
+        if final_answer:
             if kinds.count("usage") != 1 or len(kinds) < 2 or kinds[-2] != "usage":
-                yield f"a finished stream needs exactly one usage event right before done; got {kinds}"
-        elif status == "pending" and "usage" in kinds:
-            yield f"a halted stream emitted a usage event: {kinds}"
+                yield f"a stream ending on a final answer needs exactly one usage event right before done; got {kinds}"
+        elif "usage" in kinds:
+            what = "halted" if phase.result.get("status") == "pending" else "exhausted (last turn called tools)"
+            yield f"a {what} stream emitted a usage event; usage belongs to the final-answer turn only: {kinds}"
 
 
 STREAM_ONLY_BODY_KEYS = ("stream", "stream_options")

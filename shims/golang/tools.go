@@ -38,8 +38,8 @@ type behaviour struct {
 	Suspend       json.RawMessage `json:"suspend"`
 	AlwaysSuspend json.RawMessage `json:"alwaysSuspend"`
 	Then          *struct {
-		Reply                  *string `json:"reply"`
-		ReplyWithAnswerOutput  bool    `json:"replyWithAnswerOutput"`
+		Reply                 *string `json:"reply"`
+		ReplyWithAnswerOutput bool    `json:"replyWithAnswerOutput"`
 	} `json:"then"`
 	DelayMs int `json:"delayMs"`
 }

@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 
 from hostkit import Log, make_client, real_tool, suspending_tool, toolkit
 from reference_py import Answer, Request, relay_tool
-from scripted import AB_SCHEMA, STYLES, fake_provider, final, pairing_problems, results, turn
+from scripted import (
+    AB_SCHEMA,
+    STYLES,
+    assistant,
+    fake_provider,
+    final,
+    pairing_problems,
+    results,
+    turn,
+    user,
+)
 
 rule = pytest.mark.rule
 KINDS = ("real", "relay", "susp")
@@ -151,7 +161,6 @@ def test_in_process_answers_every_call_once_in_order(kinds: list[str], style: st
 def test_pairing_checker_catches_an_unbalanced_transcript() -> None:
     """The checker itself: the halted Anthropic/OpenAI transcript of two calls is refused."""
     script = turn(calls=[("c1", "a", "{}"), ("c2", "b", "{}")])
-    from scripted import assistant, user
     for style in STYLES:
         unbalanced = [user("go"), assistant(style, script)] + results(style, [("c1", "x", True)])
         assert pairing_problems(style, unbalanced) != []

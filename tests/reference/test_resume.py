@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
-from reference_py import Answer, Request, ResumeError, ToolnexusError, relay_tool
+from reference_py import Answer, InMemoryStore, Request, ResumeError, relay_tool
 from scripted import (
     AB_SCHEMA,
     ARGS_BA,
@@ -226,8 +226,6 @@ def test_shorthand_does_not_answer_a_multi_call_request(style: str) -> None:
 @pytest.mark.parametrize("entry", ["run_with_answer", "ask_with_answer"])
 @pytest.mark.parametrize("style", STYLES)
 def test_answer_id_mismatch_is_refused_without_provider_call(style: str, entry: str) -> None:
-    from reference_py import InMemoryStore
-
     async def go() -> None:
         kit = await toolkit(lookup())
         client = make_client(style, store=InMemoryStore())

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hostkit import Log, make_client, real_tool, toolkit
-from reference_py import Answer, InMemoryStore, ResumeError, relay_tool
+from reference_py import Answer, InMemoryStore, Request, ResumeError, relay_tool
 from scripted import (
     AB_SCHEMA,
     ARGS_BA,
@@ -121,7 +121,6 @@ def test_ask_with_answer_on_unknown_conversation(style: str) -> None:
         request = {"id": "r1", "kind": "tool_call", "prompt": relay_prompt("lookup"),
                    "data": {"calls": [{"id": "call_1", "name": "lookup", "input": {},
                                        "arguments": "{}"}]}}
-        from reference_py import Request
         await client.ask_with_answer(toolkit=kit, id="nobody", pending=Request.from_wire(request),
                                      answer=Answer(id="r1", ok=True, data={"output": "x"}))
 
@@ -150,7 +149,7 @@ def test_resumed_run_that_halts_again_is_saved(style: str) -> None:
     assert again.status == "pending"
     assert again.pending.data["calls"][0]["id"] == "call_9"
     assert json.loads(store.saved["c"]) == again.messages
-    assert again.messages[-len(results(style, [("x", "", True)])):] == results(
+    assert again.messages[-1:] == results(
         style, [("call_9", relay_prompt("lookup"), True)])
 
 
