@@ -48,6 +48,18 @@ class GoldenExtension(JSONSnapshotExtension):
         return Path(snapshot_location).parent.name == test_location.basename
 
 
+def unused_goldens(variants_by_scenario: dict[str, set[str]], whole_suite: bool) -> list[Path]:
+    """Golden files no variant of a fully-run scenario owns; with ``whole_suite``, also the
+    folders of scenarios that no longer exist."""
+    unused = []
+    for scenario_id, variants in sorted(variants_by_scenario.items()):
+        folder = golden_dir() / scenario_id
+        unused += [p for p in sorted(folder.glob("*.json")) if p.stem not in variants]
+    if whole_suite and golden_dir().exists():
+        unused += [p for p in sorted(golden_dir().iterdir()) if p.is_dir() and p.name not in variants_by_scenario]
+    return unused
+
+
 def golden_path(scenario_id: str, variant_name: str) -> Path:
     return golden_dir() / scenario_id / f"{variant_name}.json"
 

@@ -83,6 +83,8 @@ class VariantItem(pytest.Item):
     def runtest(self) -> None:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
         conformance.scenarios_run.add(self.variant.scenario.id)
+        if not self.variant.uncalled_relay:
+            conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
         outcomes, stderr_tail = self._evaluate(conformance)
         self._judge(conformance, outcomes, stderr_tail)
 

@@ -6,6 +6,7 @@ a checkout the data sits at the repository root beside ``harness/``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 def _data_root() -> tuple[Path, Path, Path]:
@@ -22,6 +23,8 @@ def _data_root() -> tuple[Path, Path, Path]:
 
 
 _FIXTURES, _SCHEMAS, _SHIMS = _data_root()
+# A test (or a port repository) may point the harness at another fixtures tree.
+_FIXTURES = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_FIXTURES", _FIXTURES))
 
 
 def repo_root() -> Path:

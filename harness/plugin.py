@@ -15,6 +15,7 @@ import pytest
 
 from . import report
 from .expectations import ExpectationsError, load, write
+from .golden import unused_goldens
 from .items import SESSION_KEY, ScenarioFile
 from .paths import scenarios_dir
 from .ports import PortError, resolve
@@ -95,6 +96,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     conformance.close()
     filtered = bool(conformance.rule_filters or session.config.getoption("keyword"))
+    if not filtered:
+        whole = all(Path(a.split("::")[0]).resolve() == scenarios_dir().resolve() for a in session.config.args)
+        unused = unused_goldens(conformance.golden_variants, whole_suite=whole)
+        if conformance.update_goldens:
+            _delete(unused)  # regenerating: goldens no variant owns are dropped, as syrupy does
+        elif unused:
+            conformance.unused_goldens = unused
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if session.config.getoption("update_expectations"):
         # Entries of scenarios this run did not touch are carried over unchanged.
         kept = {
@@ -113,6 +122,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = session.config.getoption("conformance_report")
     if target:
         report.write_reports(conformance, Path(target))
+
+
+def _delete(paths: list[Path]) -> None:
+    for path in paths:
+        if path.is_dir():
+            for child in path.glob("*.json"):
+                child.unlink()
+            path.rmdir()
+        else:
+            path.unlink()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

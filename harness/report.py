@@ -30,6 +30,8 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
         terminal.write_line(f"spec gap [{rule}] ({len(gaps)}):")
         for gap in gaps[:MAX_GAPS_SHOWN]:
             terminal.write_line(f"    {gap}")
+    for path in conformance.unused_goldens:
+        terminal.write_line(f"ERROR unused golden (no variant owns it; delete it or restore its scenario): {path}", red=True)
     for key in conformance.stale_entries:
         terminal.write_line(f"ERROR expectation matched nothing (remove it): {key}", red=True)
 

@@ -62,6 +62,8 @@ class ConformanceSession:
     observed_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     stale_entries: list[str] = field(default_factory=list)
     scenarios_run: set[str] = field(default_factory=set)
+    golden_variants: dict[str, set[str]] = field(default_factory=dict)
+    unused_goldens: list[Path] = field(default_factory=list)
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 

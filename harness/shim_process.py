@@ -141,10 +141,6 @@ class ShimProcess:
         return self._proc.pid if self._proc else None
 
     @property
-    def returncode(self) -> int | None:
-        return self._proc.poll() if self._proc else None
-
-    @property
     def usable(self) -> bool:
         """True while calls can be made: started, running, and no fatal error seen."""
         return self._proc is not None and self._fatal is None and not _wait_exit(self._proc, 0.0)
@@ -396,6 +392,8 @@ class ShimProcess:
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    if proc.returncode is not None:
+        return  # already reaped: the group id may belong to someone else by now
     try:
         os.killpg(proc.pid, sig)
     except (ProcessLookupError, PermissionError):
@@ -425,8 +423,3 @@ def _exit_status(returncode: int) -> str:
         return f"was killed by signal {-returncode} ({name})"
     return f"exited with code {returncode}"
 
-
-__all__ = [
-    "CANCEL_METHOD", "HostHandler", "ShimCallError", "ShimCrashed", "ShimProcess", "ShimProtocolError",
-    "ShimTimeout", "StderrTail", "Transcript", "Validator",
-]

@@ -118,7 +118,7 @@ def maven_command(src: Path, out: Path, version: str) -> list[str]:
     if mvn is None:
         raise BuildError("the java shim is built with Maven and 'mvn' is not on PATH")
     return [
-        mvn, "-B", "-q", "-f", str(SHIM_DIR / "pom.xml"),
+        mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(SHIM_DIR / "pom.xml"),
         f"-Dport.src={src}", f"-Dshim.out={out / 'target'}", f"-Dport.version={version}",
         "package",
     ]

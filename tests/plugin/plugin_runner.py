@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,12 +19,28 @@ class Run:
     output: str
 
 
-def run_pytest(*args: str, cwd: Path = REPO, timeout: float = 180) -> Run:
+def run_pytest(*args: str, cwd: Path = REPO, timeout: float = 180, fixtures: Path | None = None) -> Run:
+    env = dict(os.environ)
+    if fixtures is not None:
+        env["TOOLNEXUS_CONFORMANCE_FIXTURES"] = str(fixtures)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
     return Run(done.returncode, done.stdout + done.stderr)
+
+
+def private_fixtures(tmp_path: Path, scenario_id: str) -> Path:
+    """A copy of the fixtures tree holding one scenario and its goldens, safe to edit."""
+    source = REPO / "fixtures"
+    target = tmp_path / "fixtures"
+    (target / "scenarios").mkdir(parents=True)
+    for name in ("rules.json", "normalization.json"):
+        shutil.copy(source / name, target / name)
+    shutil.copy(source / "scenarios" / f"{scenario_id}.json", target / "scenarios")
+    shutil.copytree(source / "golden" / scenario_id, target / "golden" / scenario_id)
+    return target

@@ -126,7 +126,7 @@ def test_a_failing_maven_names_the_command(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(build.BuildError) as caught:
         build.build(src, tmp_path / "out", {"JAVA_HOME": str(home), "PATH": ""})
     first_line, *rest = str(caught.value).splitlines()
-    assert first_line.startswith(f"JAVA_HOME={home} /fake/bin/mvn -B -q -f ")
+    assert first_line.startswith(f"JAVA_HOME={home} /fake/bin/mvn -B -q -Dstyle.color=never -f ")
     assert "package" in first_line and "(exit 1)" in first_line
     assert any("COMPILATION ERROR" in line for line in rest)
 
