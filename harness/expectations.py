@@ -36,6 +36,12 @@ class Entry:
     def wildcard(self) -> bool:
         return "*" in self.key
 
+    @property
+    def spans_variants(self) -> bool:
+        """A wildcard in the scenario/variant part; only those are capped (``x[v]::*`` is
+        bounded by one variant's rules)."""
+        return "*" in self.key.split("::", 1)[0]
+
     def matches(self, key: str) -> bool:
         if not self.wildcard:
             return key == self.key
@@ -54,7 +60,7 @@ class Expectations:
         found = exact or next((e for e in self.entries if e.wildcard and e.matches(key)), None)
         if found is not None:
             found.matched += 1
-            if found.wildcard and found.matched > MAX_WILDCARD:
+            if found.spans_variants and found.matched > MAX_WILDCARD:
                 raise ExpectationsError(
                     f"{self.path}: wildcard entry {found.key!r} matches more than {MAX_WILDCARD} outcomes; list them"
                 )
@@ -89,12 +95,18 @@ def load(path: Path | None) -> Expectations:
     return Expectations(path, entries)
 
 
-def write(path: Path, port: str, failures: dict[str, tuple[str, str]], previous: Expectations) -> None:
-    """Rewrite ``path`` from observed failures {key: (reason, one-line observation)}."""
-    notes = {e.key: e.note for e in previous.entries if not e.wildcard}
+def write(
+    path: Path, port: str, failures: dict[str, tuple[str, str]], previous: Expectations, regenerate: str
+) -> None:
+    """Rewrite ``path`` from observed failures {key: (reason, one-line observation)}.
+
+    A variant that failed only for a missing capability gets one ``variant::*`` entry, so a
+    port without relay does not need one line per rule per relay variant."""
+    notes = {e.key: e.note for e in previous.entries}
+    failures = _collapse_capability(failures)
     lines = [
         f"# Known failures of port {port!r}, kept by the harness's ratchet.",
-        f"# Regenerate: pytest --port={port} --expectations={path} --update-expectations",
+        f"# Regenerate: {regenerate}",
         f'port = "{port}"',
         "",
     ]
@@ -103,6 +115,20 @@ def write(path: Path, port: str, failures: dict[str, tuple[str, str]], previous:
         note = notes.get(key) or observed
         lines += ["[[expected]]", f"key = {_toml_str(key)}", f"reason = {_toml_str(reason)}", f"note = {_toml_str(note)}", ""]
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _collapse_capability(failures: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    by_variant: dict[str, list[str]] = {}
+    for key in failures:
+        by_variant.setdefault(key.split("::", 1)[0], []).append(key)
+    out: dict[str, tuple[str, str]] = {}
+    for variant, keys in by_variant.items():
+        reasons = {failures[k][0] for k in keys}
+        if reasons == {"capability"} and len(keys) > 1:
+            out[f"{variant}::*"] = ("capability", failures[keys[0]][1])
+        else:
+            out.update({k: failures[k] for k in keys})
+    return out
 
 
 def _toml_str(value: str) -> str:

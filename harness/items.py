@@ -74,6 +74,7 @@ class VariantItem(pytest.Item):
         super().__init__(**kwargs)
         self.variant = variant
         self.obj = callobj
+        self._exchanges: tuple[RunRecord, list[tuple[str, str]]] | None = None
         for rule in variant.scenario.rules:
             self.add_marker(pytest.mark.rule(rule))
 
@@ -99,11 +100,12 @@ class VariantItem(pytest.Item):
             why = f"the port does not declare the capabilities {missing} this variant needs"
             return _all_fail(conformance, rules, "capability", why), ""
         shim = conformance.shim()
+        mark = shim.process.transcript.mark()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout)
         except HarnessError as exc:
             return _all_fail(conformance, rules, "transport", str(exc)), getattr(exc, "stderr_tail", "")
-        self._save_artifacts(conformance, record)
+        self._exchanges = (record, shim.process.transcript.since(mark))
         outcomes = [self._golden(conformance, record)] if "golden.observables" in rules else []
         outcomes += [self._check(conformance, r, record) for r in rules if r != "golden.observables"]
         return outcomes, shim.process.stderr_tail()
@@ -209,12 +211,13 @@ class VariantItem(pytest.Item):
                 if entry is not None and outcome.status == "pass":
                     problems.append(
                         f"[{outcome.rule}] passes now but is listed as an expected failure ({key}); "
-                        f"update the file: pytest --port={conformance.port.name} "
-                        f"--expectations={conformance.expectations.path} --update-expectations"
+                        f"update the file: {conformance.regenerate_command}"
                     )
             if outcome.status == "gap":
                 conformance.tally.gaps[outcome.rule].extend(f"{self.variant.node_id}: {m}" for m in outcome.messages)
         if problems:
+            if self._exchanges is not None:
+                self._save_artifacts(conformance, *self._exchanges)
             raise ConformanceFailure(self._render(conformance, problems, stderr_tail))
 
     def _render(self, conformance: ConformanceSession, problems: list[str], stderr_tail: str) -> str:
@@ -231,7 +234,7 @@ class VariantItem(pytest.Item):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
-    def _save_artifacts(self, conformance: ConformanceSession, record: RunRecord) -> None:
+    def _save_artifacts(self, conformance: ConformanceSession, record: RunRecord, jsonrpc: list[tuple[str, str]]) -> None:
         if conformance.artifacts is None:
             return
         conformance.artifacts.mkdir(parents=True, exist_ok=True)
@@ -243,7 +246,7 @@ class VariantItem(pytest.Item):
                  "events": p.events, "waitFor": p.host.wait_for, "saves": p.host.saves}
                 for p in record.phases
             ],
-            "jsonrpc": [line for line in _jsonrpc_lines(conformance)],
+            "jsonrpc": [{"direction": direction, "line": line} for direction, line in jsonrpc],
         }
         (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
@@ -295,13 +298,6 @@ def _strip_uncalled_relay(tree: dict[str, Any], style: str) -> dict[str, Any]:
 def _one_line(messages: list[str]) -> str:
     text = " ".join(m.strip() for m in messages if m.strip())
     return text.replace("\n", " ")[:200]
-
-
-def _jsonrpc_lines(conformance: ConformanceSession) -> list[str]:
-    transcript = getattr(conformance.shim().process, "transcript", None)
-    if transcript is None:
-        return []
-    return [str(entry) for entry in getattr(transcript, "entries", [])][-400:]
 
 
 SESSION_KEY = pytest.StashKey["ConformanceSession"]()

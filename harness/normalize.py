@@ -59,7 +59,7 @@ def normalize(tree: Any, table: Table | None = None) -> Any:
     found: dict[str, tuple[str, str]] = {}
     for path, value, parent in _leaves(tree, (), None):
         for row in table.rewrites:
-            if row.kind == "duration" or not isinstance(value, str):
+            if row.kind not in PLACEHOLDER or not isinstance(value, str):
                 continue
             if _path_matches(row.path, path) and row.match.search(value):
                 context = canonical({k: v for k, v in parent.items() if v != value})
@@ -72,7 +72,21 @@ def normalize(tree: Any, table: Table | None = None) -> Any:
         counters[kind] = counters.get(kind, 0) + 1
         claims[value] = PLACEHOLDER[kind].format(n=counters[kind])
     durations = [row.path for row in table.rewrites if row.kind == "duration"]
-    return _rewrite(tree, (), claims, durations, table.unordered)
+    builtins = [row for row in table.rewrites if row.kind == "builtin-declaration"]
+    return _rewrite(_reduce_builtins(tree, (), builtins), (), claims, durations, table.unordered)
+
+
+def _reduce_builtins(node: Any, path: tuple[str, ...], rows: list[Rewrite]) -> Any:
+    """A builtin's declaration becomes ``{"builtin": name}`` where a row says so."""
+    if isinstance(node, dict):
+        name = (node.get("function") or {}).get("name") if isinstance(node.get("function"), dict) else node.get("name")
+        for row in rows:
+            if isinstance(name, str) and _path_matches(row.path, path) and row.match.search(name):
+                return {"builtin": name}
+        return {k: _reduce_builtins(v, (*path, str(k)), rows) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_reduce_builtins(v, (*path, str(i)), rows) for i, v in enumerate(node)]
+    return node
 
 
 def canonical(value: Any) -> str:

@@ -69,6 +69,10 @@ def pytest_configure(config: pytest.Config) -> None:
         artifacts=Path(artifacts) if artifacts else None,
         update_goldens=bool(config.getoption("update_snapshots", default=False)),
     )
+    conformance = config.stash[SESSION_KEY]
+    conformance.regenerate_command = _regenerate_command(config, conformance)
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_XdistController(config), "toolnexus-conformance-xdist")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # `pytest --port=X` alone runs the whole suite, not the harness's own tests.
         config.args = [str(scenarios_dir())]
@@ -95,6 +99,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if conformance is None:
         return
     conformance.close()
+    if hasattr(session.config, "workerinput"):
+        # An xdist worker: the controller judges the run as a whole.
+        session.config.workeroutput["toolnexus_conformance"] = conformance.export()  # type: ignore[attr-defined]
+        return
     filtered = bool(conformance.rule_filters or session.config.getoption("keyword"))
     if not filtered:
         whole = all(Path(a.split("::")[0]).resolve() == scenarios_dir().resolve() for a in session.config.args)
@@ -112,7 +120,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if e.key.split("[", 1)[0] not in conformance.scenarios_run
         }
         observed = {**kept, **conformance.observed_failures}
-        write(conformance.expectations.path, conformance.port.name, observed, conformance.expectations)
+        write(
+            conformance.expectations.path,
+            conformance.port.name,
+            observed,
+            conformance.expectations,
+            regenerate=conformance.regenerate_command,
+        )
     elif not filtered and conformance.expectations.path is not None:
         # An entry is stale when its scenario ran unfiltered and the entry matched nothing.
         ran = conformance.scenarios_run
@@ -122,6 +136,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     target = session.config.getoption("conformance_report")
     if target:
         report.write_reports(conformance, Path(target))
+
+
+class _XdistController:
+    """Registered on the xdist controller: folds each worker's results into its session."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        data = getattr(node, "workeroutput", {}).get("toolnexus_conformance")
+        if data is not None:
+            self._config.stash[SESSION_KEY].merge(data)
+
+
+def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) -> str:
+    src = config.getoption("port_src")
+    return " ".join(
+        part
+        for part in (
+            "pytest",
+            f"--port={conformance.port.name}",
+            f"--port-src={src}" if src else "",
+            f"--expectations={conformance.expectations.path}",
+            "--update-expectations",
+        )
+        if part
+    )
 
 
 def _delete(paths: list[Path]) -> None:

@@ -38,10 +38,12 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
 
 def build_report(conformance: ConformanceSession) -> dict[str, Any]:
     handshake = conformance.known_handshake()
+    raw = handshake.raw if handshake else conformance.worker_handshake or {}
+    library = raw.get("library") or {}
     return {
         "port": conformance.port.name,
-        "library": f"{handshake.library_name} {handshake.library_version}" if handshake else "?",
-        "capabilities": list(handshake.capabilities) if handshake else [],
+        "library": f"{library.get('name', '?')} {library.get('version', '?')}",
+        "capabilities": list(raw.get("capabilities", [])),
         "rules": conformance.summary_rows(),
         "gaps": {rule: gaps for rule, gaps in sorted(conformance.tally.gaps.items())},
         "failures": {key: {"reason": r, "observed": o} for key, (r, o) in sorted(conformance.observed_failures.items())},

@@ -13,10 +13,12 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .errors import HarnessError
+from .paths import fixtures_dir
 from .schemas import validate
 
 RESUME_ENTRY = {"run": "runWithAnswer", "stream": "runWithAnswer", "ask": "askWithAnswer"}
@@ -116,7 +118,16 @@ def load_scenario(path: Path) -> Scenario:
         raise ScenarioError(f"{path}: not a valid scenario:\n{listed}")
     if path.stem != data["id"]:
         raise ScenarioError(f"{path}: file name must equal the scenario id {data['id']!r}")
+    unknown = sorted(set(data["rules"]) - known_rule_ids())
+    if unknown:
+        raise ScenarioError(f"{path}: cites rule ids that fixtures/rules.json does not know: {', '.join(unknown)}")
     return Scenario(path=path, data=data, digest=hashlib.sha256(raw).hexdigest()[:16])
+
+
+@lru_cache(maxsize=1)
+def known_rule_ids() -> frozenset[str]:
+    registry = json.loads((fixtures_dir() / "rules.json").read_text(encoding="utf-8"))
+    return frozenset(rule["id"] for rule in registry["rules"])
 
 
 def scenario_files(root: Path) -> list[Path]:

@@ -64,6 +64,8 @@ class ConformanceSession:
     scenarios_run: set[str] = field(default_factory=set)
     golden_variants: dict[str, set[str]] = field(default_factory=dict)
     unused_goldens: list[Path] = field(default_factory=list)
+    regenerate_command: str = ""
+    worker_handshake: dict[str, Any] | None = None
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 
@@ -91,6 +93,8 @@ class ConformanceSession:
 
     def close(self) -> None:
         if self._shim is not None:
+            if self._shim.handshake is not None:
+                self.worker_handshake = self._shim.handshake.raw  # kept for the report
             self._shim.close()
         if self._provider is not None:
             self._provider.stop()
@@ -110,6 +114,34 @@ class ConformanceSession:
     def level(self, rule: str) -> str:
         info = self.rules.get(rule)
         return info.level if info else "normative"
+
+    def export(self) -> dict[str, Any]:
+        """What an xdist worker hands the controller (plain JSON-able data)."""
+        handshake = self.known_handshake()
+        return {
+            "counts": {rule: dict(c) for rule, c in self.tally.counts.items()},
+            "gaps": dict(self.tally.gaps),
+            "observed": {k: list(v) for k, v in self.observed_failures.items()},
+            "scenarios": sorted(self.scenarios_run),
+            "goldenVariants": {k: sorted(v) for k, v in self.golden_variants.items()},
+            "matched": {e.key: e.matched for e in self.expectations.entries if e.matched},
+            "handshake": handshake.raw if handshake else self.worker_handshake,
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        """Fold a worker's export into this (controller) session."""
+        for rule, counts in data["counts"].items():
+            self.tally.counts[rule].update(counts)
+        for rule, gaps in data["gaps"].items():
+            self.tally.gaps[rule].extend(gaps)
+        self.observed_failures.update({k: (v[0], v[1]) for k, v in data["observed"].items()})
+        self.scenarios_run.update(data["scenarios"])
+        for scenario, variants in data["goldenVariants"].items():
+            self.golden_variants.setdefault(scenario, set()).update(variants)
+        for entry in self.expectations.entries:
+            entry.matched += data["matched"].get(entry.key, 0)
+        if data["handshake"] and self.worker_handshake is None:
+            self.worker_handshake = data["handshake"]
 
     def summary_rows(self) -> list[dict[str, Any]]:
         rows = []

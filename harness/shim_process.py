@@ -9,6 +9,7 @@ outstanding and any of them may block. The handshake lives in :mod:`harness.shim
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import signal
@@ -16,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -118,10 +119,8 @@ class ShimProcess:
             return
         self._closing = True
         if self.usable:
-            try:
+            with contextlib.suppress(ShimError):  # the kill below is the real guarantee
                 self.call("shutdown", None, timeout=shutdown_timeout)
-            except ShimError:
-                pass  # it is going away regardless; the kill below is the real guarantee
         self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()), delivered=True)
         self._stop(proc, grace=shutdown_timeout)
         self._proc = None
@@ -213,10 +212,8 @@ class ShimProcess:
                 pass  # the process is gone; the stdout reader reports the exit to waiting calls
 
     def _timed_out(self, pending: _PendingCall, timeout: float) -> ShimError:
-        try:
+        with contextlib.suppress(Exception):  # a failing validator must not mask the timeout
             self._send(Notification(CANCEL_METHOD, {"id": pending.id}), CANCEL_METHOD)
-        except Exception:  # noqa: BLE001 - a failing validator must not mask the timeout
-            pass
         error = ShimTimeout(
             f"shim did not answer {pending.method} within {timeout:g} s; sent {CANCEL_METHOD} and killed it",
             timeout=timeout, **self._context(pending.method),
@@ -245,7 +242,7 @@ class ShimProcess:
             if len(line) == limit and not line.endswith(b"\n"):
                 self.transcript.record("in", line[:200] + b"...<oversized line cut>")
                 self._protocol_violation(
-                    f"shim wrote a line longer than the {self.max_line_bytes} byte limit: {excerpt(line[:200])}"
+                    f"shim wrote a line longer than the {self.max_line_bytes} byte limit, starting {excerpt(line[:80])}"
                 )
                 return
             self.transcript.record("in", line)
@@ -270,7 +267,8 @@ class ShimProcess:
             if pending is None or pending.future.done():
                 raise ShimProtocolError(f"shim sent a response with an unknown id {message.id!r}")
             self._validate_in(pending.method, message)
-            pending.future.set_result(message)
+            with contextlib.suppress(InvalidStateError):  # a timeout may have failed it meanwhile
+                pending.future.set_result(message)
         elif isinstance(message, Request):
             self._validate_in(message.method, message)
             self._start_host_request(message)
@@ -311,10 +309,8 @@ class ShimProcess:
             owner.handler_failures.append(exc)
             if self._fatal is None:
                 error = ErrorObject(ErrorCode.INTERNAL_ERROR, f"harness host handler failed: {exc!r}")
-                try:
+                with contextlib.suppress(Exception):  # already recorded above
                     self._send(Response(request.id, error=error), request.method)
-                except Exception:  # noqa: BLE001 - already recorded above
-                    pass
 
     # ----------------------------------------------------------------- failures
 
@@ -354,21 +350,17 @@ class ShimProcess:
         return True
 
     def _fail_pending(self, error: ShimError | None, pending: list[_PendingCall] | None = None) -> None:
-        if pending is None:
-            with self._lock:
-                pending = list(self._pending.values())
-        for call in pending:
-            if call.future.done():
-                continue
-            call.future.set_exception(error or ShimNotRunning("shim stopped", **self._context()))
+        with self._lock:
+            calls = list(self._pending.values()) if pending is None else pending
+        for call in calls:
+            with contextlib.suppress(InvalidStateError):  # it may complete concurrently
+                call.future.set_exception(error or ShimNotRunning("shim stopped", **self._context()))
 
     def _stop(self, proc: subprocess.Popen[bytes], *, grace: float) -> None:
         """Close stdin, wait ``grace``, SIGTERM, then SIGKILL the whole group; always reap."""
-        try:
+        with contextlib.suppress(OSError, ValueError):
             if proc.stdin is not None:
                 proc.stdin.close()
-        except (OSError, ValueError):
-            pass
         if not _wait_exit(proc, grace):
             _signal_group(proc, signal.SIGTERM)
             if not _wait_exit(proc, 2.0):
@@ -394,10 +386,8 @@ class ShimProcess:
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
     if proc.returncode is not None:
         return  # already reaped: the group id may belong to someone else by now
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:

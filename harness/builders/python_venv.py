@@ -40,7 +40,10 @@ def is_current(venv: Path, digest: str) -> bool:
 
 
 def _run(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True)
+    except OSError as exc:
+        raise BuildError(f"{' '.join(argv)}: {exc}") from None
     if done.returncode != 0:
         tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
         raise BuildError(f"exit {done.returncode}: {' '.join(argv)}\n" + "\n".join(f"  | {t}" for t in tail))

@@ -124,8 +124,15 @@ def system_prompt(record: RunRecord) -> Iterator[str]:
             systems = [m for m in messages if m.get("role") == "system"]
             if systems != [{"role": "system", "content": system}] or messages[0].get("role") != "system":
                 yield f"request {i + 1}: expected one leading system message {system!r}, got {systems!r}"
-        elif body.get("system") != system:
-            yield f"request {i + 1}: system is {body.get('system')!r}, expected {system!r}"
+        else:
+            if body.get("system") != system:
+                yield f"request {i + 1}: system is {body.get('system')!r}, expected {system!r}"
+            if any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
+                yield f"request {i + 1}: an Anthropic body carries a system message in messages"
+    if record.variant.style == "anthropic":
+        for p, phase in enumerate(record.phases, start=1):
+            if any(isinstance(m, dict) and m.get("role") == "system" for m in (phase.result or {}).get("messages") or []):
+                yield f"phase {p}: the Anthropic transcript holds a system message; the prompt belongs in the system field only"
 
 
 @check("loop.model-verbatim")

@@ -86,8 +86,14 @@ def request_kind(record: RunRecord) -> Iterator[str]:
             yield f"RunResult.pending.kind is {pending.get('kind')!r}, expected 'tool_call'"
         if not _calls(pending):
             yield "RunResult.pending.data.calls is missing or empty"
-    if not relay_requests(record):
+    found = relay_requests(record)
+    if not found:
         yield "no Request with kind 'tool_call' was surfaced although relay tools were called"
+    for where, request in found:
+        if "url" in request:
+            yield f"{where} carries url {request['url']!r}; a relay Request has none"
+        if set(request.get("data") or {}) != {"calls"}:
+            yield f"{where}.data has keys {sorted(request.get('data') or {})}, expected exactly ['calls']"
 
 
 @check("relay.call-entry-keys")

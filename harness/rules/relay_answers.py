@@ -209,10 +209,16 @@ def non_relay_may_shadow(record: RunRecord) -> Iterator[str]:
     shadowing = [t for t in tools_by_name(record.variant).values() if not t.get("relay") and t["name"] in BUILTIN_NAMES]
     if not shadowing:
         raise NotApplicable("no native tool shadows a builtin")
+    if record.declaration_error is not None:
+        yield f"toolkit.describe refused a native tool shadowing a builtin: {record.declaration_error}"
     if record.first.error is not None:
         yield f"a native tool shadowing a builtin was refused: {record.first.error}"
         return
     for tool in shadowing:
+        listed = list(record.first.requests[0].get("tools") or []) if record.first.requests else []
+        same = [d for d in listed if (d.get("function") or d).get("name") == tool["name"]]
+        if len(same) > 1:
+            yield f"{tool['name']!r} is declared {len(same)} times; the native tool must replace the builtin"
         got = _declared(record, tool["name"])
         want = declaration(tool, record.variant.style)
         if got is None or got.get("description", got.get("function", {}).get("description")) is None:

@@ -246,5 +246,18 @@ def may_halt_again(record: RunRecord) -> Iterator[str]:
     phase = _resume(record)
     if (record.variant.scenario.data.get("expect") or {}).get("resumedStatus") != "pending":
         raise NotApplicable("the resumed run is not expected to halt")
-    if (phase.result or {}).get("status") != "pending" or "pending" not in (phase.result or {}):
+    result = phase.result or {}
+    pending = result.get("pending")
+    if result.get("status") != "pending" or not isinstance(pending, dict):
         yield f"the resumed run did not halt again: {phase.result or phase.error}"
+        return
+    if result.get("text") != pending.get("prompt"):
+        yield f"the second halt's text is {result.get('text')!r}, expected its Request's prompt {pending.get('prompt')!r}"
+    first_pending = (record.first.result or {}).get("pending") or {}
+    if pending.get("id") == first_pending.get("id"):
+        yield f"the second halt surfaces the first halt's Request id {pending.get('id')!r} again"
+    turn = last_tool_turn(result.get("messages") or [], record.variant.style)
+    if turn is None or not turn.results or turn.messages_after:
+        yield "the second halted transcript does not end with the halted turn and its placeholder"
+    elif turn.results[-1].content != pending.get("prompt"):
+        yield f"the second halt's placeholder is {turn.results[-1].content!r}, expected {pending.get('prompt')!r}"

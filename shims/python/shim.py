@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import importlib.metadata
 import json
 import sys
 import threading
@@ -30,7 +31,7 @@ import neutral
 PROTOCOL_VERSION = 1
 PORT_ERROR, UNSUPPORTED, VERSION_MISMATCH = -32001, -32002, -32003
 CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks"]
-LIBRARY = {"name": "toolnexus", "version": getattr(tn, "__version__", None) or "0.21.0"}
+LIBRARY = {"name": "toolnexus", "version": importlib.metadata.version("toolnexus")}
 # The model's call id for the tool execution about to start in this task (see module doc).
 CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
 
@@ -39,6 +40,10 @@ class RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
+
+
+class HostError(Exception):
+    """The host answered one of our host.* requests with an error (e.g. its waitFor raised)."""
 
 
 def unsupported(capability: str, what: str) -> RpcError:
@@ -74,7 +79,7 @@ class Channel:
             print(f"python shim: response to unknown id {message.get('id')!r}", file=sys.stderr)
         elif "error" in message:
             error = message["error"] or {}
-            future.set_exception(RpcError(error.get("code", 0), error.get("message", "host error")))
+            future.set_exception(HostError(f"host error {error.get('code')}: {error.get('message', '')}"))
         else:
             future.set_result(message.get("result"))
 
@@ -82,7 +87,7 @@ class Channel:
 class Run:
     """One ``client.run`` call: its toolkit, client callbacks and recorded observations."""
 
-    def __init__(self, channel: Channel, params: dict[str, Any]) -> None:
+    def __init__(self, channel: Channel | None, params: dict[str, Any]) -> None:
         self.channel = channel
         self.params = params
         self.executions: list[dict[str, Any]] = []
@@ -257,7 +262,7 @@ async def initialize(params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def describe(params: dict[str, Any]) -> dict[str, Any]:
-    toolkit = await build_toolkit(params["toolkit"], lambda spec: Run(None, {}).native_tool(spec))  # type: ignore[arg-type]
+    toolkit = await build_toolkit(params["toolkit"], Run(None, {}).native_tool)  # declared, never executed
     return {"openai": toolkit.to_openai(), "anthropic": toolkit.to_anthropic(), "gemini": toolkit.to_gemini()}
 
 

@@ -55,7 +55,18 @@ def test_malformed_files_are_refused_with_one_line(tmp_path: Path, text: str, me
 def test_write_round_trips_and_keeps_existing_notes(tmp_path: Path) -> None:
     path = _file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "divergence"\nnote = "hand-written"\n')
     previous = load(path)
-    write(path, "golang", {"a[openai-run]::relay.x": ("divergence", "observed"), "b[openai-run]::loop.y": ("golden", 'quote " here')}, previous)
+    write(path, "golang", {"a[openai-run]::relay.x": ("divergence", "observed"), "b[openai-run]::loop.y": ("golden", 'quote " here')}, previous, "pytest --port=golang")
     again = load(path)
     notes = {e.key: e.note for e in again.entries}
     assert notes == {"a[openai-run]::relay.x": "hand-written", "b[openai-run]::loop.y": 'quote " here'}
+
+
+def test_a_variant_failing_only_for_capability_collapses_to_one_uncapped_entry(tmp_path: Path) -> None:
+    path = tmp_path / "java.toml"
+    failures = {f"r[openai-run]::relay.rule-{i}": ("capability", "no relay") for i in range(30)}
+    failures["s[openai-run]::loop.x"] = ("divergence", "differs")
+    write(path, "java", failures, load(None), "pytest --port=java --port-src=SRC --expectations=java.toml --update-expectations")
+    exp = load(path)
+    assert {e.key for e in exp.entries} == {"r[openai-run]::*", "s[openai-run]::loop.x"}
+    assert all(exp.lookup(f"r[openai-run]::relay.rule-{i}") for i in range(30))
+    assert "--port-src=SRC" in path.read_text(encoding="utf-8")

@@ -57,3 +57,12 @@ def test_unordered_lists_compare_as_sets_and_ordered_ones_do_not() -> None:
     second = normalize({"phases": [{"toolEvents": [{"tool": "b"}, {"tool": "a"}], "requests": [2, 1]}]})
     assert first["phases"][0]["toolEvents"] == second["phases"][0]["toolEvents"]
     assert first["phases"][0]["requests"] != second["phases"][0]["requests"]
+
+
+def test_builtin_declarations_compare_by_name_only_and_other_tools_in_full() -> None:
+    tools = [
+        {"type": "function", "function": {"name": "bash", "description": "port-specific", "parameters": {"x": 1}}},
+        {"type": "function", "function": {"name": "lookup", "description": "mine", "parameters": {}}},
+    ]
+    out = normalize({"phases": [{"requests": [{"tools": tools}]}]})
+    assert out["phases"][0]["requests"][0]["tools"] == [{"builtin": "bash"}, tools[1]]

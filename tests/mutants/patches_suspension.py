@@ -254,3 +254,18 @@ def _transcript_extra(shim: ModuleType) -> None:
         **original(self, call_id, output, is_error), "is_error": is_error})
     wrap(AnthropicProvider, "result_entry", lambda original: lambda self, call_id, output, is_error: {
         **original(self, call_id, output, is_error), "name": "result"})
+
+
+@mutant("minimal-answer-refused", "susp.answer-keys", description="an Answer carrying only id and ok is refused (data required)")
+def _minimal_refused(shim: ModuleType) -> None:
+    from reference_py.errors import WireError
+    from reference_py.types import Answer
+
+    original = Answer.from_wire.__func__  # type: ignore[attr-defined]
+
+    def from_wire(cls: Any, obj: Any, where: str = "answer") -> Any:
+        if isinstance(obj, dict) and set(obj) == {"id", "ok"}:
+            raise WireError(f"{where}: missing required key 'data'")
+        return original(cls, obj, where)
+
+    Answer.from_wire = classmethod(from_wire)  # type: ignore[method-assign, assignment]

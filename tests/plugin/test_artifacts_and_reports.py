@@ -1,0 +1,43 @@
+"""--artifacts keeps the exchanges of failing variants; --conformance-report writes JSON and
+a markdown matrix; the parity command renders reports into docs/parity.md's format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from plugin_runner import private_fixtures, run_pytest
+
+from harness.parity import render
+
+SCENARIO_ID = "relay-single-durable"
+
+
+def test_artifacts_are_written_for_failing_variants_only(tmp_path: Path) -> None:
+    fixtures = private_fixtures(tmp_path, SCENARIO_ID)
+    golden = fixtures / "golden" / SCENARIO_ID / "openai-run.json"
+    data = json.loads(golden.read_text(encoding="utf-8"))
+    data["observables"]["phases"][0]["requests"][0]["model"] = "changed"
+    golden.write_text(json.dumps(data), encoding="utf-8")
+    artifacts = tmp_path / "artifacts"
+    run = run_pytest(str(fixtures / "scenarios" / f"{SCENARIO_ID}.json"), "--port=reference", f"--artifacts={artifacts}", fixtures=fixtures)
+    assert run.code == 1
+    assert [p.name for p in artifacts.iterdir()] == [f"{SCENARIO_ID}__openai-run.json"]
+    saved = json.loads((artifacts / f"{SCENARIO_ID}__openai-run.json").read_text(encoding="utf-8"))
+    methods = [json.loads(entry["line"]).get("method") for entry in saved["jsonrpc"] if entry["line"].startswith("{")]
+    assert "client.run" in methods and "toolkit.describe" in methods
+    assert saved["phases"][0]["requests"][0]["model"] == "conformance-model"
+
+
+def test_the_conformance_report_has_json_and_markdown(tmp_path: Path) -> None:
+    target = tmp_path / "reference.json"
+    run = run_pytest(f"fixtures/scenarios/{SCENARIO_ID}.json", "--port=reference", f"--conformance-report={target}")
+    assert run.code == 0, run.output
+    report = json.loads(target.read_text(encoding="utf-8"))
+    assert report["port"] == "reference" and report["library"].startswith("reference_py")
+    rows = {row["rule"]: row for row in report["rules"]}
+    assert rows["relay.calls-in-one-request"]["pass"] == 6
+    assert "| `relay.calls-in-one-request` | normative | 6 | 0 |" in target.with_suffix(".md").read_text(encoding="utf-8")
+    matrix = render([report])
+    assert "| `relay.calls-in-one-request` | normative | pass |" in matrix
+    assert "| js | — | no:" in matrix
