@@ -157,7 +157,8 @@ def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) 
         for part in (
             "pytest",
             f"--port={conformance.port.name}",
-            f"--port-src={src}" if src else "",
+            # A checkout's absolute path would land in a committed file; name the role instead.
+            "--port-src=PATH/TO/toolnexus" if src else "",
             f"--expectations={conformance.expectations.path}",
             "--update-expectations",
         )

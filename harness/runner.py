@@ -73,7 +73,9 @@ def run_variant(variant: Variant, shim: ShimLike, provider: FakeProvider, *, tim
     record = RunRecord(variant)
     _describe(record, shim, timeout)
 
-    base = _base_params(variant, session.base_url)
+    # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)
+    root = (data.get("client") or {}).get("baseUrl") == "root"
+    base = _base_params(variant, session.root_url if root else session.base_url)
     first = dict(base, entry=variant.entry, prompt=data["prompt"])
     if variant.entry in {"ask"} or (variant.entry == "stream" and resume and variant.resume_entry == "askWithAnswer"):
         first["id"] = _conversation_id(variant)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlparse
 
 from ..golden import read_golden
 from ..runner import PhaseRecord, RunRecord
@@ -33,28 +34,40 @@ def _has_tools(variant: Variant) -> bool:
     return bool(variant.toolkit()["tools"]) or bool(variant.toolkit().get("builtins"))
 
 
+def _expected_path(base_url: str, style: str) -> str:
+    base = urlparse(base_url.rstrip("/")).path
+    if style == "openai":
+        return base + "/chat/completions"
+    return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
+
+
+def _endpoint(record: RunRecord, style: str) -> Iterator[str]:
+    _style(record, style)
+    for p, phase in enumerate(record.phases, start=1):
+        want = _expected_path(phase.params["baseUrl"], style)
+        for i, (path, headers) in enumerate(zip(phase.request_paths, phase.request_headers), start=1):
+            where = f"phase {p} request {i}"
+            if path != want:
+                yield f"{where} went to {path!r}; with base {phase.params['baseUrl']!r} expected {want!r}"
+            if "application/json" not in headers.get("content-type", ""):
+                yield f"{where}: content-type is {headers.get('content-type')!r}, expected JSON"
+            if style == "openai" and not headers.get("authorization", "").startswith("Bearer "):
+                yield f"{where} has no Bearer authorization header"
+            if style == "anthropic":
+                if "x-api-key" not in headers:
+                    yield f"{where} has no x-api-key header"
+                if headers.get("anthropic-version") != "2023-06-01":
+                    yield f"{where}: anthropic-version header is {headers.get('anthropic-version')!r}, expected '2023-06-01'"
+
+
 @check("loop.openai-endpoint")
 def openai_endpoint(record: RunRecord) -> Iterator[str]:
-    _style(record, "openai")
-    for phase in record.phases:
-        for path, headers in zip(phase.request_paths, phase.request_headers):
-            if not path.endswith("/chat/completions"):
-                yield f"request to {path!r}, expected {{base}}/chat/completions"
-            if not headers.get("authorization", "").startswith("Bearer "):
-                yield f"request to {path!r} has no Bearer authorization header"
+    yield from _endpoint(record, "openai")
 
 
 @check("loop.anthropic-endpoint")
 def anthropic_endpoint(record: RunRecord) -> Iterator[str]:
-    _style(record, "anthropic")
-    for phase in record.phases:
-        for path, headers in zip(phase.request_paths, phase.request_headers):
-            if not path.endswith("/v1/messages"):
-                yield f"request to {path!r}, expected .../v1/messages"
-            if "x-api-key" not in headers:
-                yield f"request to {path!r} has no x-api-key header"
-            if headers.get("anthropic-version") != "2023-06-01":
-                yield f"anthropic-version header is {headers.get('anthropic-version')!r}, expected '2023-06-01'"
+    yield from _endpoint(record, "anthropic")
 
 
 @check("loop.openai-body")

@@ -264,3 +264,24 @@ def _real_skipped(shim: ModuleType) -> None:
         return settle
 
     wrap(loop, "settle", make)
+
+
+@mutant("norelay-drops-tool-choice", "absent.byte-identical", relay=False,
+        description="with relay support switched off, OpenAI bodies lose tool_choice (the switch leaks into the loop)")
+def _norelay_tool_choice(shim: ModuleType) -> None:
+    import reference_py.client as client
+    from reference_py.providers.openai import OpenAIProvider
+
+    def make(original: Any) -> Any:
+        def create_client(**kwargs: Any) -> Any:
+            made = original(**kwargs)
+            if not kwargs.get("relay", True) and isinstance(made._loop.config.provider, OpenAIProvider):
+                provider = made._loop.config.provider
+                plain = provider.body
+                provider.body = lambda *args: {k: v for k, v in plain(*args).items() if k != "tool_choice"}
+            return made
+
+        return create_client
+
+    wrap(client, "create_client", make)
+    shim.tn.create_client = client.create_client

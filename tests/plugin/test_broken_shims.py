@@ -1,0 +1,119 @@
+"""Broken shims through the whole plugin: each breakage gives the variant it hit a readable
+failure carrying the shim's stderr tail (never a harness traceback), the shim is restarted,
+and every following variant still runs and passes. A null shim fails every scenario.
+
+Each case is one ``pytest --port-cmd`` subprocess run over a small relay-free scenario
+(12 variants), with the broken shim (``broken_shim.py``) misbehaving on one variant only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BROKEN = Path(__file__).with_name("broken_shim.py")
+SCENARIO = "loop-plain-answer"
+TARGET = f"{SCENARIO}[anthropic-stream]"
+QUIET = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist", "-q"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    returncode: int
+    output: str
+
+    def count(self, word: str) -> int:
+        found = re.search(rf"(\d+) {word}", self.output.splitlines()[-1] if self.output else "")
+        return int(found.group(1)) if found else 0
+
+    def harness_tracebacks(self) -> list[str]:
+        # Lines quoted from the shim's stderr start with "|"; anything else is the harness's.
+        return [line for line in self.output.splitlines()
+                if "Traceback (most recent call last)" in line and not line.lstrip().startswith("|")]
+
+
+def run_suite(shim_args: list[str], *paths: str, timeout_s: float = 5.0) -> Outcome:
+    shim = shlex.join([sys.executable, str(BROKEN), *shim_args])
+    argv = [sys.executable, "-m", "pytest", *QUIET, *paths, "--port-cmd", shim, "--port-timeout", str(timeout_s)]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return Outcome(done.returncode, done.stdout + done.stderr)
+
+
+def scenario_path() -> str:
+    path = ROOT / "fixtures" / "scenarios" / f"{SCENARIO}.json"
+    assert path.exists(), f"the broken-shim tests run {path.name}; it is gone — pick another relay-free scenario"
+    return str(path.relative_to(ROOT))
+
+
+def variant_count() -> int:
+    done = subprocess.run([sys.executable, "-m", "pytest", *QUIET, "--co", scenario_path(), "--port=reference"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return len([line for line in done.stdout.splitlines() if "::" in line])
+
+
+@pytest.fixture(scope="module")
+def variants() -> int:
+    count = variant_count()
+    assert count >= 2, f"{SCENARIO} expands to {count} variant(s); the restart proof needs a following one"
+    return count
+
+
+# mode -> text the failure of the hit variant must show (besides the shim's stderr tail)
+ONE_VARIANT_BREAKAGES = {
+    "crash-mid-run": "shim exited with code 7",
+    "hang": "did not answer client.run within 2 s",
+    "non-json": "line is not JSON",
+    "wrong-id": "unknown id",
+    "oversized": "longer than the 8388608 byte limit",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(ONE_VARIANT_BREAKAGES))
+def test_one_broken_variant_fails_readably_and_the_run_goes_on(mode: str, variants: int) -> None:
+    outcome = run_suite([mode, TARGET], scenario_path(), timeout_s=2)
+    assert outcome.returncode == 1, outcome.output
+    assert (outcome.count("failed"), outcome.count("passed")) == (1, variants - 1), outcome.output
+    assert f"FAILED fixtures/scenarios/{SCENARIO}.json::{TARGET}" in outcome.output
+    assert ONE_VARIANT_BREAKAGES[mode] in outcome.output
+    assert f"| broken shim: {mode} during client.run of {TARGET}" in outcome.output, "the stderr tail is missing"
+    assert "(normative, transport)" in outcome.output
+    assert not outcome.harness_tracebacks(), outcome.output
+
+
+def test_crash_at_start_once_fails_the_first_variant_then_restarts(tmp_path: Path, variants: int) -> None:
+    outcome = run_suite(["crash-at-start", "--once", str(tmp_path / "crashed")], scenario_path())
+    assert (outcome.count("failed"), outcome.count("passed")) == (1, variants - 1), outcome.output
+    assert "| broken shim: fatal: cannot load the port library" in outcome.output
+    assert "exited with code 3" in outcome.output
+    assert not outcome.harness_tracebacks(), outcome.output
+
+
+def test_a_shim_that_never_starts_fails_every_variant_and_the_run_ends(variants: int) -> None:
+    outcome = run_suite(["crash-at-start"], scenario_path())
+    assert outcome.returncode == 1
+    assert (outcome.count("failed"), outcome.count("passed")) == (variants, 0), outcome.output
+    assert "| broken shim: fatal: cannot load the port library" in outcome.output
+    assert not outcome.harness_tracebacks(), outcome.output
+
+
+def test_the_null_shim_fails_every_scenario() -> None:
+    collected = subprocess.run([sys.executable, "-m", "pytest", *QUIET, "--co", "--port=reference"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=120)
+    total = len([line for line in collected.stdout.splitlines() if "::" in line])
+    assert total > 0, collected.stdout + collected.stderr
+    outcome = run_suite(["null"])
+    assert outcome.returncode == 1
+    assert (outcome.count("failed"), outcome.count("passed")) == (total, 0), outcome.output[-3000:]
+    assert not outcome.harness_tracebacks(), outcome.output[-3000:]
+
+
+def test_broken_shim_refuses_unknown_modes() -> None:
+    done = subprocess.run([sys.executable, str(BROKEN), "explode"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "modes: crash-at-start" in done.stderr

@@ -1,0 +1,101 @@
+"""The byte-identical-absent-relay rule, part (1): every relay-free scenario gives the same
+normalized observables on the reference with relay support switched on and off.
+
+Both ports of the registry (``reference`` and ``reference-norelay``) run each base variant
+in-process here, through the harness's own runner (``harness.runner.run_variant``) with one
+fake provider, so the comparison sees exactly what a golden would. A relay-off mutant of
+the reference that changes one observable proves the comparison can fail.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.fake_provider import FakeProvider
+from harness.golden import compare
+from harness.normalize import normalize
+from harness.observables import observables
+from harness.paths import scenarios_dir
+from harness.ports import resolve
+from harness.runner import run_variant
+from harness.scenario import Variant, load_scenario, scenario_files
+from harness.shim_session import ShimSession
+
+TIMEOUT_S = 10.0
+MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
+
+
+def relay_free_variants() -> list[Variant]:
+    found = []
+    for path in scenario_files(scenarios_dir()):
+        scenario = load_scenario(path)
+        if scenario.relay_free:
+            found += [v for v in scenario.variants() if not v.uncalled_relay]
+    return found
+
+
+VARIANTS = relay_free_variants()
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[FakeProvider]:
+    running = FakeProvider().start()
+    yield running
+    running.stop()
+
+
+def _session(argv: list[str]) -> Iterator[ShimSession]:
+    with ShimSession(argv) as session:
+        session.ensure_alive()
+        yield session
+
+
+@pytest.fixture(scope="module")
+def relay_on() -> Iterator[ShimSession]:
+    yield from _session(resolve("reference", None, None, None).argv)
+
+
+@pytest.fixture(scope="module")
+def relay_off() -> Iterator[ShimSession]:
+    session_argv = resolve("reference-norelay", None, None, None).argv
+    assert session_argv[-1] == "--no-relay", "the registry's reference-norelay must switch relay off"
+    yield from _session(session_argv)
+
+
+def observed(variant: Variant, shim: ShimSession, provider: FakeProvider) -> dict[str, Any]:
+    return normalize(observables(run_variant(variant, shim, provider, timeout=TIMEOUT_S)))
+
+
+def test_there_are_relay_free_scenarios() -> None:
+    assert VARIANTS, "no relay-free scenario in fixtures/scenarios: the absent-relay rule is untested"
+
+
+@pytest.mark.rule("absent.byte-identical")
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.node_id for v in VARIANTS])
+def test_relay_support_on_and_off_give_identical_observables(
+    variant: Variant, relay_on: ShimSession, relay_off: ShimSession, provider: FakeProvider
+) -> None:
+    on, off = observed(variant, relay_on, provider), observed(variant, relay_off, provider)
+    differences = compare(off, on, style=variant.style)
+    assert not differences.failures, (
+        f"{variant.node_id}: relay support switched on changes observables of a relay-free run "
+        f"(relay off = expected, relay on = got):\n{differences.render_failures()}"
+    )
+
+
+@pytest.mark.rule("absent.byte-identical")
+def test_a_relay_off_mutant_that_changes_an_observable_is_caught(relay_on: ShimSession, provider: FakeProvider) -> None:
+    # norelay-drops-tool-choice: only OpenAI bodies with tools change, so pick such a variant.
+    candidates = [v for v in VARIANTS if v.style == "openai" and v.toolkit()["tools"]]
+    assert candidates, "no relay-free OpenAI scenario declares a tool"
+    argv = [sys.executable, str(MUTANT_SHIM), "norelay-drops-tool-choice", "--no-relay"]
+    with ShimSession(argv) as mutant:
+        on, off = observed(candidates[0], relay_on, provider), observed(candidates[0], mutant, provider)
+    differences = compare(off, on, style="openai")
+    assert differences.failures, "the relay-off mutant dropped tool_choice, yet the observables compared equal"
+    assert "tool_choice" in differences.render_failures()
