@@ -98,23 +98,33 @@ class AdvisoryRow:
     rule: str
     when: str
     style: str | None
+    pattern: re.Pattern[str] | None
+    only_when_cited: bool
 
 
 @lru_cache(maxsize=1)
 def advisory_rows() -> tuple[AdvisoryRow, ...]:
     raw = json.loads((fixtures_dir() / "normalization.json").read_text(encoding="utf-8"))
     return tuple(
-        AdvisoryRow(tuple(r["path"].split(".")), r["rule"], r["when"], r.get("style")) for r in raw.get("advisory", [])
+        AdvisoryRow(
+            tuple(r["path"].split(".")),
+            r["rule"],
+            r["when"],
+            r.get("style"),
+            re.compile(r["pattern"]) if "pattern" in r else None,
+            bool(r.get("onlyWhenCited")),
+        )
+        for r in raw.get("advisory", [])
     )
 
 
 _ABSENT = object()
 
 
-def compare(expected: Any, actual: Any, *, style: str) -> Comparison:
+def compare(expected: Any, actual: Any, *, style: str, cited: frozenset[str] = frozenset()) -> Comparison:
     result = Comparison()
     for diff_path, want, got in _walk(expected, actual, ()):
-        row = _advisory(diff_path, want, got, style)
+        row = _advisory(diff_path, want, got, style, cited)
         difference = Difference(_render_path(diff_path), _plain(want), _plain(got))
         if row is None:
             result.failures.append(difference)
@@ -134,9 +144,15 @@ def _walk(want: Any, got: Any, path: tuple[str, ...]) -> Any:
         yield path, want, got
 
 
-def _advisory(path: tuple[str, ...], want: Any, got: Any, style: str) -> AdvisoryRow | None:
+def _advisory(path: tuple[str, ...], want: Any, got: Any, style: str, cited: frozenset[str]) -> AdvisoryRow | None:
     for row in advisory_rows():
         if row.style not in (None, style) or not _path_matches(row.path, path):
+            continue
+        if row.only_when_cited and row.rule not in cited:
+            continue
+        if row.when == "both-match" and row.pattern is not None:
+            if all(isinstance(v, str) and row.pattern.search(v) for v in (want, got)):
+                return row
             continue
         if row.when == "null-or-empty" and {_kind(want), _kind(got)} <= {"null", "empty"}:
             return row

@@ -153,7 +153,9 @@ class VariantItem(pytest.Item):
                 "golden",
                 [f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"],
             )
-        comparison = compare(golden["observables"], payload["observables"], style=self.variant.style)
+        comparison = compare(
+            golden["observables"], payload["observables"], style=self.variant.style, cited=frozenset(self.variant.scenario.rules)
+        )
         for rule, diffs in comparison.gaps.items():
             conformance.tally.gaps[rule].extend(f"{self.variant.node_id}: {d.render().strip()}" for d in diffs)
         if comparison.failures:

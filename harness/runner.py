@@ -77,7 +77,7 @@ def run_variant(variant: Variant, shim: ShimLike, provider: FakeProvider, *, tim
     root = (data.get("client") or {}).get("baseUrl") == "root"
     base = _base_params(variant, session.root_url if root else session.base_url)
     first = dict(base, entry=variant.entry, prompt=data["prompt"])
-    if variant.entry in {"ask"} or (variant.entry == "stream" and resume and variant.resume_entry == "askWithAnswer"):
+    if _stateful(variant):
         first["id"] = _conversation_id(variant)
     _run_phase(record, shim, session, store, first, timeout)
 
@@ -124,7 +124,7 @@ def _base_params(variant: Variant, base_url: str) -> dict[str, Any]:
         "maxTurns": client.get("maxTurns", 10),
         "toolkit": variant.toolkit(),
         "waitFor": "waitFor" in host,
-        "store": variant.entry == "ask" or bool(host.get("store")),
+        "store": _stateful(variant) or bool(host.get("store")),
         "hooks": [name for name in ("beforeTool", "afterTool") if name in hooks],
     }
     if "systemPrompt" in client:
@@ -169,6 +169,11 @@ def _replace_history(params: dict[str, Any], history: list[Any], store: Store, v
             store.save(params["id"], copy.deepcopy(history))
     else:
         params["history"] = copy.deepcopy(history)
+
+
+def _stateful(variant: Variant) -> bool:
+    """ask always keeps a conversation; stream does when the scenario asks for streamWithId."""
+    return variant.entry == "ask" or (variant.entry == "stream" and bool(variant.scenario.data.get("streamWithId")))
 
 
 def _conversation_id(variant: Variant) -> str:

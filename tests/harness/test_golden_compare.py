@@ -59,3 +59,19 @@ def test_many_differences_are_capped_in_the_rendering() -> None:
     port = {"xs": [x + 1 for x in range(40)]}
     rendered = compare(golden, port, style="openai").render_failures()
     assert "… and 28 more" in rendered
+
+
+def test_missing_result_wording_is_a_gap_but_a_missing_filler_is_not() -> None:
+    golden = {"content": "no result supplied on resume for lookup"}
+    assert list(compare(golden, {"content": "no result supplied on resume for call_1"}, style="openai").gaps) == [
+        "resume.missing-result-text"
+    ]
+    assert compare(golden, {"content": "42"}, style="openai").failures
+
+
+def test_a_cited_only_row_applies_only_to_scenarios_citing_its_rule() -> None:
+    golden = {"phases": [{}, {"executions": [{"tool": "auth", "answered": True}]}]}
+    port = {"phases": [{}, {"executions": []}]}
+    assert compare(golden, port, style="openai").failures
+    cited = compare(golden, port, style="openai", cited=frozenset({"resume.non-relay-reexecutes"}))
+    assert not cited.failures and list(cited.gaps) == ["resume.non-relay-reexecutes"]
