@@ -195,6 +195,8 @@ class VariantItem(pytest.Item):
 
     def _judge(self, conformance: ConformanceSession, outcomes: list[Outcome], stderr_tail: str) -> None:
         problems: list[str] = []
+        # A transport or capability failure hits every rule alike: say it once, name the rules.
+        shared: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         for outcome in outcomes:
             key = f"{self.variant.node_id}::{outcome.rule}"
             entry = conformance.expectations.lookup(key)
@@ -204,6 +206,9 @@ class VariantItem(pytest.Item):
                     conformance.tally.add(outcome.rule, "expected")
                     continue
                 conformance.tally.add(outcome.rule, "fail")
+                if entry is None and outcome.reason in {"transport", "capability"}:
+                    shared.setdefault((outcome.reason, tuple(outcome.messages)), []).append(outcome.rule)
+                    continue
                 head = f"[{outcome.rule}] ({conformance.level(outcome.rule)}, {outcome.reason})"
                 if entry is not None:
                     head += f" — expected to fail as {entry.reason!r}, failed as {outcome.reason!r}"
@@ -217,6 +222,9 @@ class VariantItem(pytest.Item):
                     )
             if outcome.status == "gap":
                 conformance.tally.gaps[outcome.rule].extend(f"{self.variant.node_id}: {m}" for m in outcome.messages)
+        for (reason, messages), rules in shared.items():
+            named = " ".join(f"[{rule}] (normative, {reason})" for rule in rules)
+            problems.insert(0, "\n".join([named, *messages]))
         if problems:
             if self._exchanges is not None:
                 self._save_artifacts(conformance, *self._exchanges)
@@ -228,7 +236,7 @@ class VariantItem(pytest.Item):
         if stderr_tail.strip():
             lines.append("shim stderr (tail):")
             lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
-        lines.append(f"rerun: pytest '{self.nodeid}' --port={conformance.port.name}")
+        lines.append(f"rerun: pytest '{self.nodeid}' {conformance.port.selector}")
         return "\n".join(lines)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:

@@ -69,11 +69,14 @@ class ResolvedPort:
     argv: list[str]
     timeout: float
     env: dict[str, str]
+    selector: str = ""  # the command-line options that select this port again (rerun hints)
 
 
 def resolve(name: str | None, port_cmd: str | None, port_src: str | None, timeout: float | None) -> ResolvedPort:
     if port_cmd:
-        return ResolvedPort(name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {})
+        return ResolvedPort(
+            name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {}, f"--port-cmd={shlex.quote(port_cmd)}"
+        )
     registry = load_registry()
     if name not in registry:
         known = ", ".join(sorted(registry))
@@ -96,7 +99,8 @@ def resolve(name: str | None, port_cmd: str | None, port_src: str | None, timeou
     for step in port.build:
         _run_build_step([part.format(**values) for part in step], env, name)
     argv = [part.format(**values) for part in port.start]
-    return ResolvedPort(name, argv, timeout or port.timeout, env)
+    selector = f"--port={name}" + (f" --port-src={shlex.quote(port_src)}" if port_src else "")
+    return ResolvedPort(name, argv, timeout or port.timeout, env, selector)
 
 
 def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> None:

@@ -30,6 +30,12 @@ _ERROR_KINDS = ((ToolkitError, "toolkit"), (ResumeError, "resume"), (ProviderErr
 CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor"]
 
 
+class HostError(Exception):
+    """The harness answered one of our host.* requests with an error (e.g. a waitFor that
+    raises). Inside the port this is the host's own callback failing, so the run's outcome
+    is the port's: reported as a port error, never passed through as a protocol error."""
+
+
 class RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)
@@ -65,7 +71,7 @@ class Channel:
             print(f"shim: response for unknown id {message.get('id')!r}", file=sys.stderr)
             return
         if "error" in message:
-            future.set_exception(RpcError(message["error"].get("code", 0), message["error"].get("message", "")))
+            future.set_exception(HostError(message["error"].get("message", "host error")))
         else:
             future.set_result(message.get("result"))
 
@@ -300,6 +306,10 @@ async def _dispatch(shim: Shim, handlers: dict[str, Any], message: dict[str, Any
         if exc.data is not None:
             error["data"] = exc.data
         shim.channel.send({"jsonrpc": "2.0", "id": rid, "error": error})
+    except HostError as exc:
+        shim.channel.send(
+            {"jsonrpc": "2.0", "id": rid, "error": {"code": PORT_ERROR, "message": f"host callback failed: {exc}", "data": {"kind": "run"}}}
+        )
     except ToolnexusError as exc:
         kind = next((k for cls, k in _ERROR_KINDS if isinstance(exc, cls)), "run")
         shim.channel.send(
