@@ -75,7 +75,7 @@ def _waitfor_swallowed(shim: ModuleType) -> None:
         async def wait_for(self: Any, request: Any) -> Any:
             try:
                 return await original(self, request)
-            except shim.RpcError:
+            except shim.HostError:
                 return tn.Answer(id=request.id, ok=False)
 
         return wait_for
