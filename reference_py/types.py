@@ -41,10 +41,21 @@ def _optional(obj: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
     return _require(obj, key, kind, where)
 
 
-def _reject_unknown(obj: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+def _wire_object(obj: Any, allowed: frozenset[str], where: str) -> Mapping[str, Any]:
+    """``obj`` checked to be a JSON object that holds no key outside ``allowed``."""
+    if not isinstance(obj, Mapping):
+        raise WireError(f"{where}: expected an object, got {_json_type(obj)}")
     extra = sorted(set(obj) - allowed)
     if extra:
         raise WireError(f"{where}: unexpected key(s) {', '.join(map(repr, extra))}")
+    return obj
+
+
+def _with_present(wire: dict[str, Any], **optional: Any) -> dict[str, Any]:
+    """``wire`` followed by each optional key that has a value: absent keys are omitted,
+    never written as null."""
+    wire.update((key, value) for key, value in optional.items() if value is not None)
+    return wire
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:
@@ -76,20 +87,16 @@ class Request:
     _KEYS = frozenset({"id", "kind", "prompt", "url", "data", "expiresAt"})
 
     def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"id": self.id, "kind": self.kind, "prompt": self.prompt}
-        if self.url is not None:
-            wire["url"] = self.url
-        if self.data is not None:
-            wire["data"] = self.data
-        if self.expiresAt is not None:
-            wire["expiresAt"] = self.expiresAt
-        return wire
+        return _with_present(
+            {"id": self.id, "kind": self.kind, "prompt": self.prompt},
+            url=self.url,
+            data=self.data,
+            expiresAt=self.expiresAt,
+        )
 
     @classmethod
     def from_wire(cls, obj: Any, where: str = "request") -> Request:
-        if not isinstance(obj, Mapping):
-            raise WireError(f"{where}: expected an object, got {_json_type(obj)}")
-        _reject_unknown(obj, cls._KEYS, where)
+        obj = _wire_object(obj, cls._KEYS, where)
         return cls(
             id=_require(obj, "id", str, where),
             kind=_require(obj, "kind", str, where),
@@ -116,18 +123,11 @@ class Answer:
     _KEYS = frozenset({"id", "ok", "data", "reason"})
 
     def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"id": self.id, "ok": self.ok}
-        if self.data is not None:
-            wire["data"] = self.data
-        if self.reason is not None:
-            wire["reason"] = self.reason
-        return wire
+        return _with_present({"id": self.id, "ok": self.ok}, data=self.data, reason=self.reason)
 
     @classmethod
     def from_wire(cls, obj: Any, where: str = "answer") -> Answer:
-        if not isinstance(obj, Mapping):
-            raise WireError(f"{where}: expected an object, got {_json_type(obj)}")
-        _reject_unknown(obj, cls._KEYS, where)
+        obj = _wire_object(obj, cls._KEYS, where)
         return cls(
             id=_require(obj, "id", str, where),
             ok=_require(obj, "ok", bool, where),
@@ -237,8 +237,5 @@ class RunResult:
             "toolCallCount": self.tool_call_count,
             "usage": dict(self.usage),
         }
-        if self.limit is not None:
-            wire["limit"] = self.limit
-        if self.pending is not None:
-            wire["pending"] = self.pending.to_wire()
-        return wire
+        pending = self.pending.to_wire() if self.pending is not None else None
+        return _with_present(wire, limit=self.limit, pending=pending)

@@ -1,10 +1,11 @@
 """Build step of the golang port: the shim binary, against a toolnexus checkout.
 
-``python go_shim.py --shim DIR --src CHECKOUT --work DIR --out BINARY`` copies the shim's
-module (DIR) into a scratch folder (WORK, recreated each time), points the port's module
-at ``CHECKOUT/golang`` with a ``replace`` there — never in the committed go.mod — then
-runs ``go mod tidy`` and ``go build``. Go's own build cache keeps warm rebuilds fast.
-Failures print the command that failed with its output tail and exit non-zero.
+``python -m harness.builders.go_shim --shim DIR --src CHECKOUT --work DIR --out BINARY``
+copies the shim's module (DIR) into a scratch folder (WORK, recreated each time), points
+the port's module at ``CHECKOUT/golang`` with a ``replace`` there — never in the committed
+go.mod — then runs ``go mod tidy`` and ``go build``. Go's own build cache keeps warm
+rebuilds fast. Failures print the command that failed with its output tail and exit
+non-zero.
 """
 
 from __future__ import annotations
@@ -12,16 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from .common import BuildError, cli, run_command
 
 PORT_MODULE = "github.com/muthuishere/toolnexus/golang"
 SHIM_FILES = ("go.mod", "go.sum")
-
-
-class BuildError(Exception):
-    """The checkout is unusable or a go command failed; the message says which."""
 
 
 def port_dir(src: Path) -> Path:
@@ -54,41 +51,35 @@ def commands(port: Path, out: Path) -> list[list[str]]:
     ]
 
 
-def _run(argv: list[str], cwd: Path) -> None:
+def go_environment() -> dict[str, str]:
     # GOTOOLCHAIN=local: build with the installed go, never download another one.
-    env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": os.environ.get("GOFLAGS", "") + " -buildvcs=false"}
-    try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
-    except OSError as exc:
-        raise BuildError(f"{' '.join(argv)}: {exc}") from None
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-20:]
-        raise BuildError(f"exit {done.returncode}: {' '.join(argv)} (in {cwd})\n" + "\n".join(f"  | {t}" for t in tail))
+    return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": os.environ.get("GOFLAGS", "") + " -buildvcs=false"}
 
 
 def build(shim: Path, src: Path, work: Path, out: Path) -> None:
     port = port_dir(src)
     stage(shim, work)
     out.parent.mkdir(parents=True, exist_ok=True)
+    env = go_environment()
     for argv in commands(port.resolve(), out.resolve()):
-        _run(argv, work)
+        run_command(argv, cwd=work, env=env)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shim", required=True, type=Path, help="the shim's Go module folder")
     parser.add_argument("--src", required=True, type=Path, help="a toolnexus checkout (holds golang/)")
     parser.add_argument("--work", required=True, type=Path, help="scratch folder for the patched copy")
     parser.add_argument("--out", required=True, type=Path, help="where the binary goes")
-    args = parser.parse_args(argv)
-    try:
-        build(args.shim.resolve(), args.src.resolve(), args.work.resolve(), args.out.resolve())
-    except BuildError as exc:
-        print(f"go_shim: {exc}", file=sys.stderr)
-        return 1
-    print(f"go_shim: built {args.out}")
-    return 0
+
+
+def _build(args: argparse.Namespace) -> str:
+    build(args.shim.resolve(), args.src.resolve(), args.work.resolve(), args.out.resolve())
+    return f"built {args.out}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli("go_shim", __doc__.splitlines()[0], _arguments, _build, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

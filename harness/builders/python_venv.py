@@ -1,10 +1,11 @@
 """Build step of the python port: a private venv holding the pinned ``toolnexus`` package.
 
-``python python_venv.py --venv DIR --requirements FILE`` creates DIR as a venv with exactly
-the requirements of FILE installed from the package index, so the harness's own environment
-never needs the port. A stamp file inside DIR remembers the requirements it was built
-from; an unchanged FILE makes the step a no-op, a changed one rebuilds the venv from
-scratch. Failures print one line naming the command that failed and exit non-zero.
+``python -m harness.builders.python_venv --venv DIR --requirements FILE`` creates DIR as a
+venv with exactly the requirements of FILE installed from the package index, so the
+harness's own environment never needs the port. A stamp file inside DIR remembers the
+requirements it was built from; an unchanged FILE makes the step a no-op, a changed one
+rebuilds the venv from scratch. Failures print the command that failed with its output
+tail and exit non-zero.
 """
 
 from __future__ import annotations
@@ -13,15 +14,12 @@ import argparse
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from .common import BuildError, cli, run_command
+
 STAMP = ".conformance-requirements"
-
-
-class BuildError(Exception):
-    """A build command failed; the message names it."""
 
 
 def venv_python(venv: Path) -> Path:
@@ -39,16 +37,6 @@ def is_current(venv: Path, digest: str) -> bool:
     return venv_python(venv).exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest
 
 
-def _run(argv: list[str]) -> None:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True)
-    except OSError as exc:
-        raise BuildError(f"{' '.join(argv)}: {exc}") from None
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-15:]
-        raise BuildError(f"exit {done.returncode}: {' '.join(argv)}\n" + "\n".join(f"  | {t}" for t in tail))
-
-
 def build(venv: Path, requirements: Path, interpreter: str = sys.executable) -> bool:
     """Make ``venv`` current; returns True when it had to (re)build."""
     if not requirements.is_file():
@@ -58,25 +46,26 @@ def build(venv: Path, requirements: Path, interpreter: str = sys.executable) -> 
         return False
     if venv.exists():
         shutil.rmtree(venv)
-    _run([interpreter, "-m", "venv", str(venv)])
-    _run([str(venv_python(venv)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(requirements)])
+    run_command([interpreter, "-m", "venv", str(venv)])
+    pip = [str(venv_python(venv)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    run_command([*pip, "-r", str(requirements)])
     (venv / STAMP).write_text(digest + "\n", encoding="utf-8")
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--venv", required=True, type=Path)
     parser.add_argument("--requirements", required=True, type=Path)
-    args = parser.parse_args(argv)
-    try:
-        rebuilt = build(args.venv.resolve(), args.requirements.resolve())
-    except BuildError as exc:
-        print(f"python_venv: {exc}", file=sys.stderr)
-        return 1
-    print(f"python_venv: {'built' if rebuilt else 'up to date'}: {args.venv}")
-    return 0
+
+
+def _build(args: argparse.Namespace) -> str:
+    rebuilt = build(args.venv.resolve(), args.requirements.resolve())
+    return f"{'built' if rebuilt else 'up to date'}: {args.venv}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli("python_venv", __doc__.splitlines()[0], _arguments, _build, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

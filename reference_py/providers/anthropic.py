@@ -4,8 +4,6 @@ message of ``tool_result`` blocks per turn)."""
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -19,6 +17,10 @@ from .base import (
     add_usage,
     compact_json,
     int_field,
+    is_assistant,
+    opening_transcript,
+    parse_arguments,
+    response_object,
     sse_payloads,
     usage_of,
 )
@@ -69,10 +71,8 @@ class AnthropicProvider:
     def opening(
         self, history: Sequence[dict[str, Any]], system: str, prompt: str | None
     ) -> list[dict[str, Any]]:
-        messages = copy.deepcopy(list(history))
-        if prompt is not None:
-            messages.append({"role": "user", "content": prompt})
-        return messages
+        # The system prompt travels in the body's own field, never in the transcript.
+        return opening_transcript(history, prompt)
 
     def body(
         self,
@@ -93,8 +93,7 @@ class AnthropicProvider:
         return body
 
     def parse(self, payload: Any) -> Turn:
-        if not isinstance(payload, dict):
-            raise ProviderError("LLM response is not a JSON object")
+        payload = response_object(payload)
         blocks = payload.get("content")
         if not isinstance(blocks, list):
             raise ProviderError("LLM response has no content array")
@@ -138,15 +137,11 @@ class AnthropicProvider:
         for index in sorted(blocks):
             block = blocks[index]
             if block.get("type") == "tool_use":
-                try:
-                    parsed = json.loads(partial.get(index) or "{}")
-                except ValueError:
-                    parsed = {}
                 block = {
                     "type": "tool_use",
                     "id": block.get("id", ""),
                     "name": block.get("name", ""),
-                    "input": parsed if isinstance(parsed, dict) else {},
+                    "input": parse_arguments(partial.get(index, "")),
                 }
             ordered.append(block)
         calls = _calls(ordered)
@@ -159,7 +154,7 @@ class AnthropicProvider:
         )
 
     def calls_of(self, message: Any) -> list[Call] | None:
-        if not isinstance(message, dict) or message.get("role") != "assistant":
+        if not is_assistant(message):
             return None
         blocks = message.get("content")
         if not isinstance(blocks, list):

@@ -1,5 +1,7 @@
 """What every provider style shares: the parsed-turn data types, the Provider protocol the
-loop talks to, usage normalization, argument serialization and SSE line parsing.
+loop talks to, usage normalization, argument serialization, SSE line parsing, and the few
+steps both styles take alike (the opening transcript, the response guard, which
+transcript message is an assistant turn).
 
 A provider module owns everything that differs between wire styles (endpoint, headers,
 request body, response and stream parsing, the transcript shape of tool results); the
@@ -8,11 +10,13 @@ loop never looks inside a provider message itself.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..errors import ProviderError
 from ..types import Tool
 
 Usage = dict[str, int]
@@ -71,6 +75,31 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def opening_transcript(
+    history: Sequence[dict[str, Any]], prompt: str | None, system_message: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """A copy of ``history`` (never the caller's objects), then ``system_message`` when the
+    history is empty (a style that carries the system prompt in the transcript), then the
+    user turn when there is a ``prompt``."""
+    messages = copy.deepcopy(list(history))
+    if not messages and system_message is not None:
+        messages.append(system_message)
+    if prompt is not None:
+        messages.append({"role": "user", "content": prompt})
+    return messages
+
+
+def response_object(payload: Any) -> dict[str, Any]:
+    """A non-streaming response body, checked to be a JSON object."""
+    if not isinstance(payload, dict):
+        raise ProviderError("LLM response is not a JSON object")
+    return payload
+
+
+def is_assistant(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("role") == "assistant"
 
 
 async def sse_payloads(lines: AsyncIterator[str]) -> AsyncIterator[Any]:

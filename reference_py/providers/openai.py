@@ -3,7 +3,6 @@ transcript shapes (assistant message verbatim, one ``role:"tool"`` message per r
 
 from __future__ import annotations
 
-import copy
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -17,7 +16,10 @@ from .base import (
     add_usage,
     compact_json,
     int_field,
+    is_assistant,
+    opening_transcript,
     parse_arguments,
+    response_object,
     sse_payloads,
     usage_of,
 )
@@ -59,12 +61,8 @@ class OpenAIProvider:
     def opening(
         self, history: Sequence[dict[str, Any]], system: str, prompt: str | None
     ) -> list[dict[str, Any]]:
-        messages = copy.deepcopy(list(history))
-        if not messages and system:
-            messages.append({"role": "system", "content": system})
-        if prompt is not None:
-            messages.append({"role": "user", "content": prompt})
-        return messages
+        # The system prompt is the transcript's first message, so only a fresh one gets it.
+        return opening_transcript(history, prompt, {"role": "system", "content": system} if system else None)
 
     def body(
         self,
@@ -84,8 +82,7 @@ class OpenAIProvider:
         return body
 
     def parse(self, payload: Any) -> Turn:
-        if not isinstance(payload, dict):
-            raise ProviderError("LLM response is not a JSON object")
+        payload = response_object(payload)
         choices = payload.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise ProviderError("LLM response has no choices[0]")
@@ -151,7 +148,7 @@ class OpenAIProvider:
         return Turn(message=message, text=joined, calls=calls, usage=usage, wants_tools=bool(calls))
 
     def calls_of(self, message: Any) -> list[Call] | None:
-        if not isinstance(message, dict) or message.get("role") != "assistant":
+        if not is_assistant(message):
             return None
         raw_calls = message.get("tool_calls")
         if not isinstance(raw_calls, list) or not raw_calls:

@@ -3,9 +3,10 @@ in ``requirements.txt``; the build step installs it into a private venv and star
 file with that venv's interpreter).
 
 It only translates protocol params -> toolnexus calls and toolnexus results -> the
-protocol's shapes (``neutral.py``); every judgement lives in the harness. The port has no
-relay tools and no ``run_with_answer`` / ``ask_with_answer`` (0.21.0), so ``relay`` and
-``resume`` are not declared and a call needing them answers -32002.
+protocol's shapes (``neutral.py``); the stdio JSON-RPC plumbing is ``shims/pyshim_rpc.py``
+and every judgement lives in the harness. The port has no relay tools and no
+``run_with_answer`` / ``ask_with_answer`` (0.21.0), so ``relay`` and ``resume`` are not
+declared and a call needing them answers -32002.
 
 Call ids of native-tool executions: the port's ``ToolContext`` carries no call id, so the
 shim learns it from a ``before_tool`` hook it always installs (the hook returns nothing,
@@ -18,76 +19,34 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import importlib.metadata
-import json
 import sys
-import threading
-import traceback
+from pathlib import Path
 from typing import Any
 
 import toolnexus as tn
 
 import neutral
 
-PROTOCOL_VERSION = 1
-PORT_ERROR, UNSUPPORTED, VERSION_MISMATCH = -32001, -32002, -32003
+# The shared plumbing sits in the shims folder, beside this shim's own.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pyshim_rpc as rpc  # noqa: E402
+from pyshim_rpc import RpcError  # noqa: E402
+
 CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks"]
 LIBRARY = {"name": "toolnexus", "version": importlib.metadata.version("toolnexus")}
 # The model's call id for the tool execution about to start in this task (see module doc).
 CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
 
 
-class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
-
-
-class HostError(Exception):
-    """The host answered one of our host.* requests with an error (e.g. its waitFor raised)."""
-
-
 def unsupported(capability: str, what: str) -> RpcError:
-    return RpcError(UNSUPPORTED, f"toolnexus {LIBRARY['version']} has no {what}", {"capability": capability})
-
-
-class Channel:
-    """Line-delimited JSON-RPC: our responses, and our own requests to the host by id."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._ids = 0
-        self._waiting: dict[str, asyncio.Future[Any]] = {}
-        self._lock = threading.Lock()
-
-    def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self._lock:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        self._ids += 1
-        rid = f"py-{self._ids}"
-        future: asyncio.Future[Any] = self._loop.create_future()
-        self._waiting[rid] = future
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        return await future
-
-    def resolve(self, message: dict[str, Any]) -> None:
-        future = self._waiting.pop(str(message.get("id")), None)
-        if future is None or future.done():
-            print(f"python shim: response to unknown id {message.get('id')!r}", file=sys.stderr)
-        elif "error" in message:
-            error = message["error"] or {}
-            future.set_exception(HostError(f"host error {error.get('code')}: {error.get('message', '')}"))
-        else:
-            future.set_result(message.get("result"))
+    return RpcError(rpc.UNSUPPORTED, f"toolnexus {LIBRARY['version']} has no {what}", {"capability": capability})
 
 
 class Run:
     """One ``client.run`` call: its toolkit, client callbacks and recorded observations."""
 
-    def __init__(self, channel: Channel | None, params: dict[str, Any]) -> None:
+    def __init__(self, channel: rpc.Channel | None, params: dict[str, Any]) -> None:
         self.channel = channel
         self.params = params
         self.executions: list[dict[str, Any]] = []
@@ -103,27 +62,16 @@ class Run:
         async def execute(args: dict[str, Any], ctx: tn.ToolContext | None = None) -> tn.ToolResult:
             call_id = CURRENT_CALL.get() or ""  # read before the first await: it is this call's
             answer = ctx.answer if ctx is not None else None
-            self.executions.append({"tool": name, "callId": call_id, "args": args, "answered": answer is not None})
-            if behaviour.get("delayMs"):
-                await asyncio.sleep(behaviour["delayMs"] / 1000)
-            if "reply" in behaviour:
-                return tn.ToolResult(output=behaviour["reply"], is_error=False)
-            if "fail" in behaviour:
-                return tn.ToolResult(output=behaviour["fail"], is_error=True)
-            if "alwaysSuspend" in behaviour:
-                return self.suspend(behaviour["alwaysSuspend"], call_id)
-            if answer is None:
-                return self.suspend(behaviour["suspend"], call_id)
-            then = behaviour["then"]
-            if "reply" in then:
-                return tn.ToolResult(output=then["reply"], is_error=False)
-            output = (answer.data or {}).get("output")
-            return tn.ToolResult(output=output if isinstance(output, str) else "", is_error=False)
+            self.executions.append(rpc.execution(name, call_id, args, answer is not None))
+            outcome = await rpc.perform(behaviour, answer)
+            if outcome.suspend is not None:
+                return self.suspend(outcome.suspend, call_id)
+            return tn.ToolResult(output=outcome.output, is_error=outcome.is_error)
 
         return tn.Tool(
             name=name,
             description=spec.get("description", ""),
-            input_schema=spec.get("schema") or {"type": "object", "properties": {}, "additionalProperties": False},
+            input_schema=spec.get("schema") or rpc.no_arguments_schema(),
             source="native",
             execute=execute,
         )
@@ -200,7 +148,7 @@ class Run:
             wait_for=self.wait_for if p.get("waitFor") else None,
             hooks=self.hooks(),
             on_metric=lambda event: self.metrics.append(neutral.metric(event)),
-            store=HostStore(self.channel) if p.get("store") else None,
+            store=rpc.HostStore(self.channel) if p.get("store") else None,
         )
         events: list[dict[str, Any]] = []
         if entry == "run":
@@ -214,9 +162,9 @@ class Run:
                 if event.get("type") == "done":
                     result = event["result"]
             if result is None:
-                raise RpcError(PORT_ERROR, "the stream ended without a done event", {"kind": "run"})
+                raise rpc.port_error("the stream ended without a done event", "run")
         else:
-            raise RpcError(-32602, f"unknown entry {entry!r}")
+            raise RpcError(rpc.INVALID_PARAMS, f"unknown entry {entry!r}")
         return {
             "result": neutral.run_result(result),
             "events": events,
@@ -235,25 +183,10 @@ async def build_toolkit(spec: dict[str, Any], native: Any) -> Any:
     return await tn.create_toolkit(builtins=bool(spec.get("builtins")), extra_tools=tools)
 
 
-class HostStore:
-    """The port's ConversationStore protocol, forwarded to the harness's host.store.*."""
-
-    def __init__(self, channel: Channel) -> None:
-        self._channel = channel
-
-    async def get(self, id: str) -> list[dict[str, Any]] | None:  # noqa: A002 - the port's parameter name
-        reply = await self._channel.request("host.store.get", {"id": id})
-        return (reply or {}).get("messages")
-
-    async def save(self, id: str, messages: list[dict[str, Any]]) -> None:  # noqa: A002
-        await self._channel.request("host.store.save", {"id": id, "messages": messages})
-
-
 async def initialize(params: dict[str, Any]) -> dict[str, Any]:
-    if params.get("protocolVersion") != PROTOCOL_VERSION:
-        raise RpcError(VERSION_MISMATCH, f"this shim speaks protocol {PROTOCOL_VERSION}", {"supported": [PROTOCOL_VERSION]})
+    rpc.require_protocol(params)
     return {
-        "protocolVersion": PROTOCOL_VERSION,
+        "protocolVersion": rpc.PROTOCOL_VERSION,
         "port": "python",
         "language": "python",
         "library": LIBRARY,
@@ -266,79 +199,21 @@ async def describe(params: dict[str, Any]) -> dict[str, Any]:
     return {"openai": toolkit.to_openai(), "anthropic": toolkit.to_anthropic(), "gemini": toolkit.to_gemini()}
 
 
-def port_error_kind(exc: BaseException) -> str:
-    return "provider" if isinstance(exc, tn_provider_error()) else "run"
-
-
-def tn_provider_error() -> type[BaseException]:
+def port_error_kind(exc: Exception) -> str:
+    """Any exception out of a run is the port's: a provider error, else a run error."""
     from toolnexus.client import ProviderError
 
-    return ProviderError
-
-
-async def dispatch(channel: Channel, message: dict[str, Any]) -> None:
-    rid, method = message.get("id"), message["method"]
-    params = message.get("params") or {}
-    try:
-        if method == "initialize":
-            result = await initialize(params)
-        elif method == "toolkit.describe":
-            result = await describe(params)
-        elif method == "client.run":
-            result = await Run(channel, params).execute()
-        else:
-            raise RpcError(-32601, f"method not found: {method}")
-        channel.send({"jsonrpc": "2.0", "id": rid, "result": result})
-    except RpcError as exc:
-        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-        if exc.data is not None:
-            error["data"] = exc.data
-        channel.send({"jsonrpc": "2.0", "id": rid, "error": error})
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # the port refused or failed: its message, classified
-        traceback.print_exc(file=sys.stderr)
-        channel.send(
-            {"jsonrpc": "2.0", "id": rid,
-             "error": {"code": PORT_ERROR, "message": str(exc) or repr(exc), "data": {"kind": port_error_kind(exc)}}}
-        )
+    return "provider" if isinstance(exc, ProviderError) else "run"
 
 
 async def serve() -> None:
-    loop = asyncio.get_running_loop()
-    channel = Channel(loop)
-    lines: asyncio.Queue[str | None] = asyncio.Queue()
+    channel = rpc.Channel(id_prefix="py-", name="python shim")
 
-    def pump() -> None:  # stdin is read on a thread so host responses arrive mid-run
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
+    async def run(params: dict[str, Any]) -> dict[str, Any]:
+        return await Run(channel, params).execute()
 
-    threading.Thread(target=pump, daemon=True).start()
-    running: dict[Any, asyncio.Task[None]] = {}
-    while (line := await lines.get()) is not None:
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
-            continue
-        if not isinstance(message, dict):
-            channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "invalid request"}})
-        elif "method" not in message:
-            channel.resolve(message)
-        elif message["method"] == "shutdown":
-            channel.send({"jsonrpc": "2.0", "id": message.get("id"), "result": {}})
-            return
-        elif message["method"] == "$/cancel":
-            task = running.pop((message.get("params") or {}).get("id"), None)
-            if task is not None:
-                task.cancel()
-        else:
-            task = asyncio.create_task(dispatch(channel, message))
-            running[message.get("id")] = task
-            task.add_done_callback(lambda _t, rid=message.get("id"): running.pop(rid, None))
+    handlers: dict[str, rpc.Handler] = {"initialize": initialize, "toolkit.describe": describe, "client.run": run}
+    await rpc.serve(channel, lambda message: rpc.dispatch(channel, handlers, message, port_error_kind))
 
 
 if __name__ == "__main__":

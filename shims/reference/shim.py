@@ -1,79 +1,33 @@
 """The reference shim: shim protocol v1 over stdio, driving ``reference_py``.
 
 It only translates: protocol params -> reference_py calls, reference_py results -> the
-protocol's neutral shapes. Every check lives in the harness. Run it as
-``python shims/reference/shim.py [--no-relay]``; ``--no-relay`` builds clients with relay
-support switched off (the reference's byte-identical-absent-relay baseline).
+protocol's neutral shapes; the stdio JSON-RPC plumbing is ``shims/pyshim_rpc.py``. Every
+check lives in the harness. Run it as ``python shims/reference/shim.py [--no-relay]``;
+``--no-relay`` builds clients with relay support switched off (the reference's
+byte-identical-absent-relay baseline).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-import threading
-import traceback
 from pathlib import Path
 from typing import Any
 
-# Runnable from a checkout without installation: the repo root holds reference_py.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# Runnable from a checkout without installation: the repo root holds reference_py, the
+# shims folder the shared plumbing.
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE.parent))
 
+import pyshim_rpc as rpc  # noqa: E402
 import reference_py as tn  # noqa: E402
+from pyshim_rpc import HostError  # noqa: E402,F401 - the mutant catalogue catches shim.HostError
 from reference_py.errors import ProviderError, ResumeError, ToolkitError, ToolnexusError  # noqa: E402
 
-PROTOCOL_VERSION = 1
-PORT_ERROR = -32001
-VERSION_MISMATCH = -32003
 # The port-error kinds of the protocol's error table, by the reference's exception types.
 _ERROR_KINDS = ((ToolkitError, "toolkit"), (ResumeError, "resume"), (ProviderError, "provider"))
 CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor"]
-
-
-class HostError(Exception):
-    """The harness answered one of our host.* requests with an error (e.g. a waitFor that
-    raises). Inside the port this is the host's own callback failing, so the run's outcome
-    is the port's: reported as a port error, never passed through as a protocol error."""
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
-
-
-class Channel:
-    """Line-delimited JSON-RPC both ways: our responses and our requests to the host."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._next_id = 0
-        self._waiting: dict[str, asyncio.Future[Any]] = {}
-        self._write_lock = threading.Lock()
-
-    def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self._write_lock:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        self._next_id += 1
-        rid = f"s{self._next_id}"
-        future: asyncio.Future[Any] = self._loop.create_future()
-        self._waiting[rid] = future
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        return await future
-
-    def resolve(self, message: dict[str, Any]) -> None:
-        future = self._waiting.pop(str(message.get("id")), None)
-        if future is None or future.done():
-            print(f"shim: response for unknown id {message.get('id')!r}", file=sys.stderr)
-            return
-        if "error" in message:
-            future.set_exception(HostError(message["error"].get("message", "host error")))
-        else:
-            future.set_result(message.get("result"))
 
 
 def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.Tool:
@@ -81,29 +35,16 @@ def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.To
     behaviour = spec["behaviour"]
 
     async def execute(args: dict[str, Any], ctx: tn.ToolContext) -> tn.ToolResult:
-        executions.append(
-            {"tool": spec["name"], "callId": ctx.call_id, "args": args, "answered": ctx.answer is not None}
-        )
-        if behaviour.get("delayMs"):
-            await asyncio.sleep(behaviour["delayMs"] / 1000)
-        if "reply" in behaviour:
-            return tn.ToolResult(output=behaviour["reply"])
-        if "fail" in behaviour:
-            return tn.ToolResult(output=behaviour["fail"], is_error=True)
-        if "alwaysSuspend" in behaviour:
-            return _suspend(behaviour["alwaysSuspend"])
-        if ctx.answer is None:
-            return _suspend(behaviour["suspend"])
-        then = behaviour["then"]
-        if "reply" in then:
-            return tn.ToolResult(output=then["reply"])
-        output = (ctx.answer.data or {}).get("output")
-        return tn.ToolResult(output=output if isinstance(output, str) else "")
+        executions.append(rpc.execution(spec["name"], ctx.call_id, args, ctx.answer is not None))
+        outcome = await rpc.perform(behaviour, ctx.answer)
+        if outcome.suspend is not None:
+            return _suspend(outcome.suspend)
+        return tn.ToolResult(output=outcome.output, is_error=outcome.is_error)
 
     return tn.Tool(
         name=spec["name"],
         description=spec.get("description", ""),
-        input_schema=spec.get("schema") or {"type": "object", "properties": {}, "additionalProperties": False},
+        input_schema=spec.get("schema") or rpc.no_arguments_schema(),
         execute=execute,
         source="native",
     )
@@ -115,8 +56,8 @@ def _suspend(request: dict[str, Any]) -> tn.ToolResult:
 
 
 class Shim:
-    def __init__(self, loop: asyncio.AbstractEventLoop, relay: bool) -> None:
-        self.channel = Channel(loop)
+    def __init__(self, channel: rpc.Channel, relay: bool) -> None:
+        self.channel = channel
         self.relay = relay
 
     async def build_toolkit(self, spec: dict[str, Any], executions: list[dict[str, Any]]) -> Any:
@@ -129,10 +70,9 @@ class Shim:
         return await tn.create_toolkit(builtins=bool(spec.get("builtins")), extra_tools=tools)
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("protocolVersion") != PROTOCOL_VERSION:
-            raise RpcError(VERSION_MISMATCH, f"this shim speaks protocol {PROTOCOL_VERSION}")
+        rpc.require_protocol(params)
         return {
-            "protocolVersion": PROTOCOL_VERSION,
+            "protocolVersion": rpc.PROTOCOL_VERSION,
             "port": "reference" if self.relay else "reference-norelay",
             "language": "python",
             "library": {"name": "reference_py", "version": getattr(tn, "__version__", "0")},
@@ -187,9 +127,9 @@ class Shim:
                 answer=tn.Answer.from_wire(p["answer"]),
             )
         else:
-            raise RpcError(-32602, f"unknown entry {entry!r}")
+            raise rpc.RpcError(rpc.INVALID_PARAMS, f"unknown entry {entry!r}")
         if result is None:
-            raise RpcError(PORT_ERROR, "stream ended without a done event", {"kind": "run"})
+            raise rpc.port_error("stream ended without a done event", "run")
         return {"result": _result_wire(result), "events": events, "metrics": metrics, "executions": executions}
 
     async def _wait_for(self, request: tn.Request) -> tn.Answer:
@@ -223,18 +163,9 @@ class Shim:
         return hooks
 
 
-class _HostStore:
-    """ConversationStore forwarded to the harness, so transcripts survive a shim restart."""
-
-    def __init__(self, channel: Channel) -> None:
-        self._channel = channel
-
-    async def get(self, id: str) -> list[Any] | None:  # noqa: A002
-        reply = await self._channel.request("host.store.get", {"id": id})
-        return reply.get("messages")
-
-    async def save(self, id: str, messages: list[Any]) -> None:  # noqa: A002
-        await self._channel.request("host.store.save", {"id": id, "messages": messages})
+class _HostStore(rpc.HostStore):
+    """reference_py's ConversationStore, kept by the harness (its own class, so a mutant can
+    patch this shim's store alone)."""
 
 
 def _result_wire(result: Any) -> dict[str, Any]:
@@ -257,67 +188,26 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _port_error_kind(exc: Exception) -> str | None:
+    """The protocol's kind for a reference_py error; None for anything else (a shim bug)."""
+    if not isinstance(exc, ToolnexusError):
+        return None
+    return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "run")
+
+
 async def serve(relay: bool) -> None:
-    loop = asyncio.get_running_loop()
-    shim = Shim(loop, relay)
-    lines: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def pump() -> None:
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
-
-    threading.Thread(target=pump, daemon=True).start()
+    shim = Shim(rpc.Channel(id_prefix="s", name="reference shim"), relay)
     handlers = {
         "initialize": shim.initialize,
         "toolkit.describe": shim.describe,
         "client.run": shim.run,
     }
-    tasks: dict[Any, asyncio.Task[None]] = {}
-    while (line := await lines.get()) is not None:
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            shim.channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}})
-            continue
-        if "method" not in message:
-            shim.channel.resolve(message)
-        elif message["method"] == "shutdown":
-            shim.channel.send({"jsonrpc": "2.0", "id": message.get("id"), "result": {}})
-            return
-        elif message["method"] == "$/cancel":
-            task = tasks.pop(message.get("params", {}).get("id"), None)
-            if task:
-                task.cancel()
-        else:
-            tasks[message.get("id")] = asyncio.create_task(_dispatch(shim, handlers, message))
+    # _dispatch is looked up per request: the plugin tests' broken shim replaces it.
+    await rpc.serve(shim.channel, lambda message: _dispatch(shim, handlers, message))
 
 
-async def _dispatch(shim: Shim, handlers: dict[str, Any], message: dict[str, Any]) -> None:
-    rid = message.get("id")
-    handler = handlers.get(message["method"])
-    try:
-        if handler is None:
-            raise RpcError(-32601, f"method not found: {message['method']}")
-        result = await handler(message.get("params") or {})
-        shim.channel.send({"jsonrpc": "2.0", "id": rid, "result": result})
-    except RpcError as exc:
-        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-        if exc.data is not None:
-            error["data"] = exc.data
-        shim.channel.send({"jsonrpc": "2.0", "id": rid, "error": error})
-    except HostError as exc:
-        shim.channel.send(
-            {"jsonrpc": "2.0", "id": rid, "error": {"code": PORT_ERROR, "message": f"host callback failed: {exc}", "data": {"kind": "run"}}}
-        )
-    except ToolnexusError as exc:
-        kind = next((k for cls, k in _ERROR_KINDS if isinstance(exc, cls)), "run")
-        shim.channel.send(
-            {"jsonrpc": "2.0", "id": rid, "error": {"code": PORT_ERROR, "message": str(exc), "data": {"kind": kind}}}
-        )
-    except Exception as exc:  # a shim bug: report it, keep serving
-        traceback.print_exc(file=sys.stderr)
-        shim.channel.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": repr(exc)}})
+async def _dispatch(shim: Shim, handlers: dict[str, rpc.Handler], message: dict[str, Any]) -> None:
+    await rpc.dispatch(shim.channel, handlers, message, _port_error_kind)
 
 
 if __name__ == "__main__":

@@ -1,28 +1,18 @@
-"""The java shim's build step (shims/java/build.py): JDK detection, the input stamp, and
-one-line failures. Hermetic: fake JDK folders stand in for real ones and Maven never runs."""
+"""The java port's build step (harness/builders/java_shim.py): JDK detection, the input
+stamp, and one-line failures. Hermetic: fake JDK folders stand in for real ones and Maven
+never runs."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import subprocess
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BUILD_PY = Path(__file__).resolve().parents[2] / "shims" / "java" / "build.py"
+from harness.builders import java_shim as build
+from harness.paths import shims_dir
 
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("java_shim_build", BUILD_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load()
+SHIM = shims_dir() / "java"
 
 
 def fake_jdk(home: Path, version: str) -> Path:
@@ -82,16 +72,16 @@ def test_port_version_comes_from_the_checkout(tmp_path: Path) -> None:
 def test_the_digest_follows_the_port_sources_and_the_jdk(tmp_path: Path) -> None:
     src = fake_checkout(tmp_path / "tn")
     jdk = build.Jdk(tmp_path / "jdk", 25)
-    first = build.inputs_digest(src, jdk)
-    assert build.inputs_digest(src, jdk) == first
-    assert build.inputs_digest(src, build.Jdk(tmp_path / "other", 21)) != first
+    first = build.inputs_digest(SHIM, src, jdk)
+    assert build.inputs_digest(SHIM, src, jdk) == first
+    assert build.inputs_digest(SHIM, src, build.Jdk(tmp_path / "other", 21)) != first
     (src / "java" / "src" / "main" / "java" / "io" / "example" / "Lib.java").write_text("changed", encoding="utf-8")
-    assert build.inputs_digest(src, jdk) != first
+    assert build.inputs_digest(SHIM, src, jdk) != first
 
 
 def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
     with pytest.raises(build.BuildError, match="not a toolnexus checkout"):
-        build.build(tmp_path, tmp_path / "out")
+        build.build(SHIM, tmp_path, tmp_path / "out")
 
 
 def test_an_unchanged_stamp_skips_maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,13 +92,14 @@ def test_an_unchanged_stamp_skips_maven(tmp_path: Path, monkeypatch: pytest.Monk
     jar.parent.mkdir(parents=True)
     jar.write_bytes(b"")
     environ = {"JAVA_HOME": str(home), "PATH": ""}
-    (out / "build.stamp").write_text(build.inputs_digest(src.resolve(), build.Jdk(home, 25)) + "\n", encoding="utf-8")
+    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 25))
+    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
 
     def no_maven(*args: object, **kwargs: object) -> None:
         raise AssertionError("Maven ran although nothing changed")
 
-    monkeypatch.setattr(build.subprocess, "run", no_maven)
-    assert build.build(src, out, environ) == jar.resolve()
+    monkeypatch.setattr(subprocess, "run", no_maven)
+    assert build.build(SHIM, src, out, environ) == jar.resolve()
     assert (out / "jdk").resolve() == home.resolve()
 
 
@@ -122,9 +113,9 @@ def test_a_failing_maven_names_the_command(tmp_path: Path, monkeypatch: pytest.M
         stdout = "[ERROR] COMPILATION ERROR\n"
         stderr = ""
 
-    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: Done())
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: Done())
     with pytest.raises(build.BuildError) as caught:
-        build.build(src, tmp_path / "out", {"JAVA_HOME": str(home), "PATH": ""})
+        build.build(SHIM, src, tmp_path / "out", {"JAVA_HOME": str(home), "PATH": ""})
     first_line, *rest = str(caught.value).splitlines()
     assert first_line.startswith(f"JAVA_HOME={home} /fake/bin/mvn -B -q -Dstyle.color=never -f ")
     assert "package" in first_line and "(exit 1)" in first_line
@@ -132,5 +123,5 @@ def test_a_failing_maven_names_the_command(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_main_reports_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert build.main(["--src", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    assert build.main(["--shim", str(SHIM), "--src", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert capsys.readouterr().err.startswith("java shim: ")

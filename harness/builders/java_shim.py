@@ -1,15 +1,17 @@
-"""Build step of the java shim (harness/ports.toml [java]): find a JDK >= 21, run Maven.
+"""Build step of the java port (harness/ports.toml [java]): find a JDK >= 21, run Maven.
 
-The java port is not on Maven Central, so the shim is compiled together with the port's
-sources from a checkout (``--src``, the toolnexus repository root). Everything the build
-writes goes under ``--out`` (the harness's cache folder for the port):
+The java port is not on Maven Central, so the shim (``--shim``, the folder holding its
+pom.xml and src/) is compiled together with the port's sources from a checkout (``--src``,
+the toolnexus repository root). Everything the build writes goes under ``--out`` (the
+harness's cache folder for the port):
 
     <out>/jdk           symlink to the JDK the build used (the start command runs its java)
     <out>/target/...    Maven's output; <out>/target/toolnexus-java-shim.jar + lib/ run the shim
     <out>/build.stamp   digest of every input; an unchanged stamp skips Maven
 
-Run: ``python shims/java/build.py --src PATH/TO/toolnexus --out DIR``. A failure prints one
-line naming what is missing or the command that failed (with Maven's tail), exit status 1.
+Run: ``python -m harness.builders.java_shim --shim shims/java --src PATH/TO/toolnexus
+--out DIR``. A failure prints one line naming what is missing or the command that failed
+(with Maven's tail), exit status 1.
 """
 
 from __future__ import annotations
@@ -20,20 +22,16 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .common import BuildError, cli, output_tail, run_command
+
 MIN_JAVA = 21
-SHIM_DIR = Path(__file__).resolve().parent
 JVM_ROOTS = (Path("/usr/lib/jvm"), Path("/usr/java"), Path("/opt/java"))
 PORT_SOURCES = Path("java/src/main/java")
+JAR = Path("target/toolnexus-java-shim.jar")
 MAVEN_TIMEOUT_S = 900
-
-
-class BuildError(Exception):
-    """The shim cannot be built; the message is the one line a user sees."""
 
 
 @dataclass(frozen=True)
@@ -101,10 +99,10 @@ def port_version(src: Path) -> str:
     return found.group(1) if found else "unknown"
 
 
-def inputs_digest(src: Path, jdk: Jdk) -> str:
+def inputs_digest(shim: Path, src: Path, jdk: Jdk) -> str:
     """One digest over the shim's sources, the port's sources and the JDK: what a build depends on."""
     digest = hashlib.sha256(f"{jdk.home}:{jdk.major}\n".encode())
-    trees = [(SHIM_DIR, SHIM_DIR / "pom.xml"), (SHIM_DIR, SHIM_DIR / "src"), (src, src / PORT_SOURCES)]
+    trees = [(shim, shim / "pom.xml"), (shim, shim / "src"), (src, src / PORT_SOURCES)]
     for base, top in trees:
         files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
         for path in files:
@@ -113,39 +111,38 @@ def inputs_digest(src: Path, jdk: Jdk) -> str:
     return digest.hexdigest()
 
 
-def maven_command(src: Path, out: Path, version: str) -> list[str]:
+def maven_command(shim: Path, src: Path, out: Path, version: str) -> list[str]:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise BuildError("the java shim is built with Maven and 'mvn' is not on PATH")
     return [
-        mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(SHIM_DIR / "pom.xml"),
+        mvn, "-B", "-q", "-Dstyle.color=never", "-f", str(shim / "pom.xml"),
         f"-Dport.src={src}", f"-Dshim.out={out / 'target'}", f"-Dport.version={version}",
         "package",
     ]
 
 
-def build(src: Path, out: Path, environ: dict[str, str] | None = None) -> Path:
+def build(shim: Path, src: Path, out: Path, environ: dict[str, str] | None = None) -> Path:
     """Build (or reuse) the shim jar for the checkout at ``src``; return the jar's path."""
-    src, out = src.resolve(), out.resolve()
+    shim, src, out = shim.resolve(), src.resolve(), out.resolve()
+    if not (shim / "pom.xml").is_file():
+        raise BuildError(f"{shim} is not the java shim: it has no pom.xml")
     if not (src / PORT_SOURCES).is_dir():
         raise BuildError(f"{src} is not a toolnexus checkout: it has no {PORT_SOURCES}")
     jdk = find_jdk(environ)
     out.mkdir(parents=True, exist_ok=True)
-    jar = out / "target" / "toolnexus-java-shim.jar"
+    jar = out / JAR
     stamp = out / "build.stamp"
-    digest = inputs_digest(src, jdk)
+    digest = inputs_digest(shim, src, jdk)
     if jar.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest:
         _link_jdk(out, jdk)
         return jar
-    command = maven_command(src, out, port_version(src))
+    command = maven_command(shim, src, out, port_version(src))
     env = {**(os.environ if environ is None else environ), "JAVA_HOME": str(jdk.home)}
-    try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=MAVEN_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BuildError(f"JAVA_HOME={jdk.home} {shlex.join(command)} failed: {exc}") from None
-    if done.returncode != 0 or not jar.exists():
-        tail = "\n".join(f"  | {line}" for line in (done.stdout + done.stderr).splitlines()[-25:])
-        raise BuildError(f"JAVA_HOME={jdk.home} {shlex.join(command)} failed (exit {done.returncode})\n{tail}")
+    shown = f"JAVA_HOME={jdk.home} {shlex.join(command)}"
+    done = run_command(command, env=env, timeout=MAVEN_TIMEOUT_S, shown_as=shown)
+    if not jar.exists():
+        raise BuildError(f"{shown} wrote no {JAR}\n{output_tail(done.stdout + done.stderr)}")
     stamp.write_text(digest + "\n", encoding="utf-8")
     _link_jdk(out, jdk)
     return jar
@@ -161,22 +158,21 @@ def _link_jdk(out: Path, jdk: Jdk) -> None:
     link.symlink_to(jdk.home, target_is_directory=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Build the java shim against a toolnexus checkout.")
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shim", required=True, type=Path, help="the java shim's folder (pom.xml, src/)")
     parser.add_argument("--src", required=True, help="the toolnexus checkout (repository root)")
-    parser.add_argument("--out", required=True, help="the cache folder the build writes to")
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", required=True, type=Path, help="the cache folder the build writes to")
+
+
+def _build(args: argparse.Namespace) -> str:
     if not args.src:
-        print("java shim: no toolnexus checkout given; pass --port-src=PATH", file=sys.stderr)
-        return 1
-    try:
-        jar = build(Path(args.src), Path(args.out))
-    except BuildError as exc:
-        print(f"java shim: {exc}", file=sys.stderr)
-        return 1
-    print(f"java shim: {jar}")
-    return 0
+        raise BuildError("no toolnexus checkout given; pass --port-src=PATH")
+    return str(build(args.shim, Path(args.src), args.out))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return cli("java shim", "Build the java shim against a toolnexus checkout.", _arguments, _build, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
