@@ -204,6 +204,7 @@ class VariantItem(pytest.Item):
                 conformance.observed_failures[key] = (outcome.reason, _one_line(outcome.messages))
                 if entry is not None and entry.reason == outcome.reason:
                     conformance.tally.add(outcome.rule, "expected")
+                    conformance.tally.add(outcome.rule, f"expected:{outcome.reason}")
                     continue
                 conformance.tally.add(outcome.rule, "fail")
                 if entry is None and outcome.reason in {"transport", "capability"}:

@@ -30,15 +30,16 @@ PORT_ORDER = ("reference", "python", "golang", "java")
 def cell(row: dict[str, Any] | None) -> str:
     if row is None:
         return "—"
+    parts = []
     if row["fail"]:
-        return f"FAIL {row['fail']}"
-    if row["expected"]:
-        return f"xfail {row['expected']}"
-    if row["gap"]:
-        return f"gap {row['gap']}"
+        parts.append(f"**FAIL {row['fail']}**")
     if row["pass"]:
-        return "pass"
-    return "n/a"
+        parts.append(f"pass {row['pass']}")
+    for reason, count in sorted((row.get("expectedByReason") or {}).items()):
+        parts.append(f"xfail {count} ({reason})")
+    if row["gap"]:
+        parts.append(f"gap {row['gap']}")
+    return ", ".join(parts) or "n/a"
 
 
 def render(reports: list[dict[str, Any]]) -> str:
@@ -53,9 +54,11 @@ def render(reports: list[dict[str, Any]]) -> str:
         "(each written by `pytest --port=<port> --conformance-report=docs/parity/<port>.json`).",
         "Do not edit by hand; `tests/test_parity_report.py` fails when this file is stale.",
         "",
-        "Cells: `pass`; `FAIL n` unexpected failures; `xfail n` known failures listed in the port's",
-        "expectations file; `gap n` advisory (spec-gap) differences; `n/a` exercised but not",
-        "applicable; `—` not exercised.",
+        "Each cell counts the variants that checked the rule: `pass n`; `xfail n (reason)` known",
+        "failures listed in the port's expectations file, by reason class (`capability`: the port",
+        "lacks relay or resume; `divergence`: a check failed; `golden`: observables differ from the",
+        "reference's); `gap n` advisory (spec-gap) differences; `FAIL n` unexpected failures; `n/a`",
+        "exercised but not applicable to any variant; `—` not exercised.",
         "",
         "| port | library | driven? |",
         "|---|---|---|",

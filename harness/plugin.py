@@ -59,7 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     # Goldens are named by variant inside a folder per scenario; syrupy's name heuristic
     # expects the item name in the file name and would warn on every write.
-    config.addinivalue_line("filterwarnings", "ignore:.*Can not relate snapshot name:UserWarning")
+    config.addinivalue_line("filterwarnings", "ignore:(?s).*Can not relate snapshot name:UserWarning")
     artifacts = config.getoption("artifacts")
     config.stash[SESSION_KEY] = ConformanceSession(
         port=resolved,

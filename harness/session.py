@@ -156,6 +156,9 @@ class ConformanceSession:
                     "expected": counts["expected"],
                     "gap": counts["gap"],
                     "notApplicable": counts["n/a"],
+                    "expectedByReason": {
+                        k.split(":", 1)[1]: n for k, n in sorted(counts.items()) if k.startswith("expected:")
+                    },
                 }
             )
         return rows

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# The oracle's own version: goldens record it, so a behaviour change here means regenerating.
+__version__ = "0.1.0"
+
 from .adapters import to_anthropic, to_gemini, to_openai
 from .builtins import BUILTIN_NAMES
 from .client import Client, create_client
