@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-MODES = ("crash-at-start", "crash-mid-run", "hang", "non-json", "wrong-id", "oversized", "null")
+MODES = ("crash-at-start", "crash-mid-run", "hang", "non-json", "wrong-id", "oversized", "null", "invalid-result")
 OVERSIZED_BYTES = 9 * 1024 * 1024  # above the protocol's 8 MiB line limit
 
 
@@ -76,11 +76,23 @@ def install(shim: ModuleType, mode: str, target: str) -> None:
             instance.channel.send({"jsonrpc": "2.0", "id": message.get("id"), "result": {}})
             return
         if message.get("method") == "client.run" and targeted(target, message.get("params") or {}):
-            if misbehave(shim, mode, message):
+            if mode == "invalid-result":
+                # Well-formed JSON-RPC whose result breaks schemas/shim/client-run: only
+                # --validate-shim can tell.
+                log(f"invalid-result during client.run of {message['params'].get('scenario')}[{message['params'].get('variant')}]")
+                send = instance.channel.send
+                instance.channel.send = lambda reply: send(_without_executions(reply, message.get("id")))
+            elif misbehave(shim, mode, message):
                 return
         await original(instance, handlers, message)
 
     shim._dispatch = dispatch
+
+
+def _without_executions(reply: dict[str, Any], rid: Any) -> dict[str, Any]:
+    if reply.get("id") == rid and isinstance(reply.get("result"), dict):
+        reply = {**reply, "result": {k: v for k, v in reply["result"].items() if k != "executions"}}
+    return reply
 
 
 def main(argv: list[str]) -> int:

@@ -117,3 +117,12 @@ def test_the_null_shim_fails_every_scenario() -> None:
 def test_broken_shim_refuses_unknown_modes() -> None:
     done = subprocess.run([sys.executable, str(BROKEN), "explode"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "modes: crash-at-start" in done.stderr
+
+
+def test_validate_shim_catches_a_result_that_breaks_its_schema(variants: int) -> None:
+    plain = run_suite(["invalid-result", TARGET], scenario_path())
+    assert plain.returncode == 0, "without --validate-shim a missing optional-looking key goes unnoticed"
+    validated = run_suite(["invalid-result", TARGET], scenario_path(), "--validate-shim")
+    assert (validated.count("failed"), validated.count("passed")) == (1, variants - 1), validated.output
+    assert "the shim's client.run result break shim/client-run.schema.json: $.executions: missing required key" in validated.output
+    assert not validated.harness_tracebacks(), validated.output
