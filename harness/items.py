@@ -61,9 +61,6 @@ class ScenarioFile(pytest.File):
                 continue
             yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
 
-    class CollectError(Exception):
-        pass
-
 
 def run_scenario_variant() -> None:
     """syrupy locates goldens through an item's function object; this is it."""
