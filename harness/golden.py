@@ -123,7 +123,8 @@ _ABSENT = object()
 
 def compare(expected: Any, actual: Any, *, style: str, cited: frozenset[str] = frozenset()) -> Comparison:
     result = Comparison()
-    for diff_path, want, got in _walk(expected, actual, ()):
+    supersets = [r for r in advisory_rows() if r.when == "superset" and r.style in (None, style)]
+    for diff_path, want, got in _walk(expected, actual, (), supersets):
         row = _advisory(diff_path, want, got, style, cited)
         difference = Difference(_render_path(diff_path), _plain(want), _plain(got))
         if row is None:
@@ -133,15 +134,31 @@ def compare(expected: Any, actual: Any, *, style: str, cited: frozenset[str] = f
     return result
 
 
-def _walk(want: Any, got: Any, path: tuple[str, ...]) -> Any:
+def _walk(want: Any, got: Any, path: tuple[str, ...], supersets: list[AdvisoryRow]) -> Any:
     if isinstance(want, dict) and isinstance(got, dict):
         for key in sorted(set(want) | set(got)):
-            yield from _walk(want.get(key, _ABSENT), got.get(key, _ABSENT), (*path, key))
+            yield from _walk(want.get(key, _ABSENT), got.get(key, _ABSENT), (*path, key), supersets)
     elif isinstance(want, list) and isinstance(got, list):
+        if want != got and any(_path_matches(r.path, path) for r in supersets) and _contains_all(got, want):
+            yield path, want, got  # only extra items: judged as a whole by the superset row
+            return
         for i in range(max(len(want), len(got))):
-            yield from _walk(want[i] if i < len(want) else _ABSENT, got[i] if i < len(got) else _ABSENT, (*path, str(i)))
+            item_want = want[i] if i < len(want) else _ABSENT
+            item_got = got[i] if i < len(got) else _ABSENT
+            yield from _walk(item_want, item_got, (*path, str(i)), supersets)
     elif want != got or type(want) is not type(got):
         yield path, want, got
+
+
+def _contains_all(bigger: list[Any], smaller: list[Any]) -> bool:
+    """Every item of ``smaller`` is in ``bigger``, counting repeats."""
+    remaining = [json.dumps(x, sort_keys=True) for x in bigger]
+    for item in smaller:
+        key = json.dumps(item, sort_keys=True)
+        if key not in remaining:
+            return False
+        remaining.remove(key)
+    return True
 
 
 def _advisory(path: tuple[str, ...], want: Any, got: Any, style: str, cited: frozenset[str]) -> AdvisoryRow | None:
@@ -161,6 +178,8 @@ def _advisory(path: tuple[str, ...], want: Any, got: Any, style: str, cited: fro
         if row.when == "same-json" and isinstance(want, str) and isinstance(got, str) and _same_json(want, got):
             return row
         if row.when == "any":
+            return row
+        if row.when == "superset" and isinstance(want, list) and isinstance(got, list) and _contains_all(got, want):
             return row
     return None
 

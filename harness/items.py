@@ -103,13 +103,14 @@ class VariantItem(pytest.Item):
         except HarnessError as exc:
             return _all_fail(conformance, rules, "transport", str(exc)), getattr(exc, "stderr_tail", "")
         self._exchanges = (record, shim.process.transcript.since(mark))
-        outcomes = [self._golden(conformance, record)] if "golden.observables" in rules else []
-        outcomes += [self._check(conformance, r, record) for r in rules if r != "golden.observables"]
+        judged_by_golden = {"golden.observables", "absent.byte-identical"}
+        if self.variant.uncalled_relay:
+            judged_by_golden.add("relay.uncalled-inert")
+        outcomes = self._golden_outcomes(conformance, record, rules)
+        outcomes += [self._check(conformance, r, record) for r in rules if r not in judged_by_golden]
         return outcomes, shim.process.stderr_tail()
 
     def _check(self, conformance: ConformanceSession, rule: str, record: RunRecord) -> Outcome:
-        if rule == "absent.byte-identical":
-            return self._absent(conformance, record)
         check = conformance.checks.get(rule)
         if check is None:
             return Outcome(rule, "fail", "divergence", [f"rule {rule} has no check bound to it (harness bug)"])
@@ -129,51 +130,57 @@ class VariantItem(pytest.Item):
             "observables": normalize(observables(record)),
         }
 
-    def _golden(self, conformance: ConformanceSession, record: RunRecord) -> Outcome:
+    def _golden_outcomes(self, conformance: ConformanceSession, record: RunRecord, rules: list[str]) -> list[Outcome]:
+        """The golden comparison, reported under the rule it proves for this variant:
+        golden.observables; absent.byte-identical for a relay-free scenario (its golden is the
+        pre-relay golden); relay.uncalled-inert for the uncalled-relay variant (compared with
+        the base golden minus the extra declaration)."""
         if self.variant.uncalled_relay:
-            return Outcome("golden.observables", "n/a", messages=["compared with the base variant's golden"])
-        payload = self._payload(record)
-        snapshot = self._snapshot()
-        if conformance.update_goldens and conformance.port.name in REFERENCE_PORTS:
-            if snapshot is not None:
-                assert snapshot == payload
-            return Outcome("golden.observables", "pass")
-        golden = read_golden(self.variant.scenario.id, self.variant.name)
+            owner, elsewhere = "relay.uncalled-inert", "judged as relay.uncalled-inert against the base golden"
+        elif self.variant.scenario.relay_free:
+            owner, elsewhere = "absent.byte-identical", "judged as absent.byte-identical (the pre-relay golden)"
+        else:
+            owner, elsewhere = "golden.observables", ""
+        outcomes = [Outcome(r, "n/a", messages=[elsewhere]) for r in ("golden.observables", "absent.byte-identical")
+                    if r in rules and r != owner]
+        if owner not in rules:
+            return outcomes
+        problems = self._compare_with_golden(conformance, record)
+        if owner == "relay.uncalled-inert":
+            placement = self._check(conformance, owner, record)
+            problems = (placement.messages if placement.status in {"fail", "gap"} else []) + problems
+        outcomes.append(Outcome(owner, "fail", "golden", problems) if problems else Outcome(owner, "pass"))
+        return outcomes
+
+    def _compare_with_golden(self, conformance: ConformanceSession, record: RunRecord) -> list[str]:
+        base = self.variant.name.removesuffix("-uncalled-relay")
+        if self.variant.uncalled_relay:
+            golden = read_golden(self.variant.scenario.id, base)
+            got = normalize(_strip_uncalled_relay(observables(record), self.variant.style))
+            got["variant"] = base
+            what = "an uncalled relay tool changed more than its declaration:"
+        else:
+            payload = self._payload(record)
+            snapshot = self._snapshot()
+            if conformance.update_goldens and conformance.port.name in REFERENCE_PORTS:
+                if snapshot is not None:
+                    assert snapshot == payload
+                return []
+            golden = read_golden(self.variant.scenario.id, base)
+            if golden is not None and snapshot is not None:
+                snapshot == golden  # noqa: B015 - tells syrupy this golden was consulted (unused detection)
+            if golden is not None and golden.get("provenance") != payload["provenance"]:
+                return [f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"]
+            got = payload["observables"]
+            what = "observables differ from the golden:"
         if golden is None:
-            return Outcome("golden.observables", "fail", "golden", [f"no golden for {self.variant.node_id}; {REGEN}"])
-        if snapshot is not None:
-            snapshot == golden  # noqa: B015 - tells syrupy this golden was consulted (unused detection)
-        if golden.get("provenance") != payload["provenance"]:
-            return Outcome(
-                "golden.observables",
-                "fail",
-                "golden",
-                [f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"],
-            )
+            return [f"no golden for {self.variant.scenario.id}[{base}]; {REGEN}"]
         comparison = compare(
-            golden["observables"], payload["observables"], style=self.variant.style, cited=frozenset(self.variant.scenario.rules)
+            golden["observables"], got, style=self.variant.style, cited=frozenset(self.variant.scenario.rules)
         )
         for rule, diffs in comparison.gaps.items():
             conformance.tally.gaps[rule].extend(f"{self.variant.node_id}: {d.render().strip()}" for d in diffs)
-        if comparison.failures:
-            return Outcome("golden.observables", "fail", "golden", ["observables differ from the golden:", comparison.render_failures()])
-        return Outcome("golden.observables", "pass")
-
-    def _absent(self, conformance: ConformanceSession, record: RunRecord) -> Outcome:
-        rule = "absent.byte-identical"
-        if not self.variant.scenario.relay_free:
-            return Outcome(rule, "n/a", messages=["the scenario declares relay tools"])
-        base = self.variant.name.removesuffix("-uncalled-relay")
-        golden = read_golden(self.variant.scenario.id, base)
-        if golden is None:
-            return Outcome(rule, "fail", "golden", [f"no golden for {self.variant.scenario.id}[{base}]; {REGEN}"])
-        got = normalize(_strip_uncalled_relay(observables(record), self.variant.style))
-        got["variant"] = base
-        comparison = compare(golden["observables"], got, style=self.variant.style)
-        if comparison.failures:
-            what = "an uncalled relay tool changed more than its declaration" if self.variant.uncalled_relay else "observables differ from the relay-free golden"
-            return Outcome(rule, "fail", "golden", [f"{what}:", comparison.render_failures()])
-        return Outcome(rule, "pass")
+        return [what, comparison.render_failures()] if comparison.failures else []
 
     def _snapshot(self) -> Any:
         syrupy_session = getattr(self.config, "_syrupy", None)
@@ -263,10 +270,15 @@ REGEN = "regenerate with: pytest --port=reference --snapshot-update"
 
 
 def _implicit(variant: Variant) -> tuple[str, ...]:
+    """Rules every variant of this kind is checked against, cited or not."""
     from .session import IMPLICIT_RULES
 
-    extra = ("absent.byte-identical",) if variant.scenario.relay_free and "absent.byte-identical" not in variant.scenario.rules else ()
-    return tuple(r for r in IMPLICIT_RULES if r not in variant.scenario.rules) + extra
+    extra: tuple[str, ...] = ()
+    if variant.uncalled_relay:
+        extra = ("relay.uncalled-inert",)
+    elif variant.scenario.relay_free:
+        extra = ("absent.byte-identical",)
+    return tuple(r for r in (*IMPLICIT_RULES, *extra) if r not in variant.scenario.rules)
 
 
 def _all_fail(conformance: ConformanceSession, rules: list[str], reason: str, why: str) -> list[Outcome]:

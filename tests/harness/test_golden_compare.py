@@ -75,3 +75,11 @@ def test_a_cited_only_row_applies_only_to_scenarios_citing_its_rule() -> None:
     assert compare(golden, port, style="openai").failures
     cited = compare(golden, port, style="openai", cited=frozenset({"resume.non-relay-reexecutes"}))
     assert not cited.failures and list(cited.gaps) == ["resume.non-relay-reexecutes"]
+
+
+def test_extra_pending_events_are_a_gap_but_a_missing_one_fails() -> None:
+    one = {"phases": [{"pendingEvents": [{"type": "pending", "request": {"id": "a"}}]}]}
+    two = {"phases": [{"pendingEvents": [{"type": "pending", "request": {"id": "a"}}, {"type": "pending", "request": {"id": "b"}}]}]}
+    extra = compare(one, two, style="openai")
+    assert not extra.failures and list(extra.gaps) == ["stream.pending-on-halt"]
+    assert compare(two, one, style="openai").failures

@@ -201,7 +201,7 @@ def _declared_first(shim: ModuleType) -> None:
     wrap(shim.Shim, "build_toolkit", make)
 
 
-@mutant("relay-presence-changes-body", "absent.byte-identical",
+@mutant("relay-presence-changes-body", "relay.uncalled-inert",
         description="declaring any relay tool adds parallel_tool_calls:false (OpenAI) / tool_choice auto (Anthropic)")
 def _presence_changes_body(shim: ModuleType) -> None:
     from reference_py.providers.anthropic import AnthropicProvider
