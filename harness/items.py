@@ -57,7 +57,7 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(str(exc)) from None
         for variant in scenario.variants():
             # Implicit rules (golden.*, keys.*, absent.*) count too, so --rule=keys.* selects.
-            if not any(conformance.selected(rule) for rule in (*scenario.rules, *_implicit(variant))):
+            if not any(conformance.selected(rule) for rule in _rules_of(variant)):
                 continue
             yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
 
@@ -87,7 +87,7 @@ class VariantItem(pytest.Item):
         self._judge(conformance, outcomes, stderr_tail)
 
     def _evaluate(self, conformance: ConformanceSession) -> tuple[list[Outcome], str]:
-        rules = [r for r in (*self.variant.scenario.rules, *_implicit(self.variant)) if conformance.selected(r)]
+        rules = [r for r in _rules_of(self.variant) if conformance.selected(r)]
         try:
             handshake = conformance.handshake()
         except ShimError as exc:
@@ -103,11 +103,8 @@ class VariantItem(pytest.Item):
         except HarnessError as exc:
             return _all_fail(conformance, rules, "transport", str(exc)), getattr(exc, "stderr_tail", "")
         self._exchanges = (record, shim.process.transcript.since(mark))
-        judged_by_golden = {"golden.observables", "absent.byte-identical"}
-        if self.variant.uncalled_relay:
-            judged_by_golden.add("relay.uncalled-inert")
         outcomes = self._golden_outcomes(conformance, record, rules)
-        outcomes += [self._check(conformance, r, record) for r in rules if r not in judged_by_golden]
+        outcomes += [self._check(conformance, r, record) for r in rules if r != _golden_owner(self.variant)]
         return outcomes, shim.process.stderr_tail()
 
     def _check(self, conformance: ConformanceSession, rule: str, record: RunRecord) -> Outcome:
@@ -135,22 +132,14 @@ class VariantItem(pytest.Item):
         golden.observables; absent.byte-identical for a relay-free scenario (its golden is the
         pre-relay golden); relay.uncalled-inert for the uncalled-relay variant (compared with
         the base golden minus the extra declaration)."""
-        if self.variant.uncalled_relay:
-            owner, elsewhere = "relay.uncalled-inert", "judged as relay.uncalled-inert against the base golden"
-        elif self.variant.scenario.relay_free:
-            owner, elsewhere = "absent.byte-identical", "judged as absent.byte-identical (the pre-relay golden)"
-        else:
-            owner, elsewhere = "golden.observables", ""
-        outcomes = [Outcome(r, "n/a", messages=[elsewhere]) for r in ("golden.observables", "absent.byte-identical")
-                    if r in rules and r != owner]
+        owner = _golden_owner(self.variant)
         if owner not in rules:
-            return outcomes
+            return []
         problems = self._compare_with_golden(conformance, record)
         if owner == "relay.uncalled-inert":
             placement = self._check(conformance, owner, record)
             problems = (placement.messages if placement.status in {"fail", "gap"} else []) + problems
-        outcomes.append(Outcome(owner, "fail", "golden", problems) if problems else Outcome(owner, "pass"))
-        return outcomes
+        return [Outcome(owner, "fail", "golden", problems) if problems else Outcome(owner, "pass")]
 
     def _compare_with_golden(self, conformance: ConformanceSession, record: RunRecord) -> list[str]:
         base = self.variant.name.removesuffix("-uncalled-relay")
@@ -267,6 +256,23 @@ class VariantItem(pytest.Item):
 
 
 REGEN = "regenerate with: pytest --port=reference --snapshot-update"
+
+
+GOLDEN_RULES = ("golden.observables", "absent.byte-identical", "relay.uncalled-inert")
+
+
+def _golden_owner(variant: Variant) -> str:
+    """Which rule the golden comparison proves for this variant."""
+    if variant.uncalled_relay:
+        return "relay.uncalled-inert"
+    return "absent.byte-identical" if variant.scenario.relay_free else "golden.observables"
+
+
+def _rules_of(variant: Variant) -> list[str]:
+    """Cited + implicit rules, minus the golden rules this variant's comparison does not prove."""
+    owner = _golden_owner(variant)
+    cited = [*variant.scenario.rules, *_implicit(variant)]
+    return [r for r in dict.fromkeys(cited) if r not in GOLDEN_RULES or r == owner or r == "relay.uncalled-inert"]
 
 
 def _implicit(variant: Variant) -> tuple[str, ...]:
