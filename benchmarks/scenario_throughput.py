@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.errors import ShimCallError  # noqa: E402
+from harness.errors import HostRequestError, ShimCallError  # noqa: E402
 from harness.fake_provider import FakeProvider  # noqa: E402
 from harness.paths import scenarios_dir  # noqa: E402
 from harness.ports import resolve  # noqa: E402
@@ -50,7 +50,10 @@ class InProcessShim:
 
         class DirectChannel:
             async def request(self, method: str, params: dict[str, Any]) -> Any:
-                return await asyncio.get_running_loop().run_in_executor(None, outer._handler, method, params)
+                try:
+                    return await asyncio.get_running_loop().run_in_executor(None, outer._handler, method, params)
+                except HostRequestError as exc:  # as the stdio channel turns an error answer
+                    raise outer._module.HostError(exc.message) from None
 
         shim.channel = DirectChannel()
         self._shim = shim
@@ -61,6 +64,8 @@ class InProcessShim:
         future = asyncio.run_coroutine_threadsafe(target(params), self._loop)
         try:
             return future.result(timeout)
+        except self._module.HostError as exc:
+            raise ShimCallError(str(exc), code=-32001, message=str(exc), data={"kind": "run"}) from None
         except self._module.ToolnexusError as exc:
             kind = next((k for cls, k in self._module._ERROR_KINDS if isinstance(exc, cls)), "run")
             raise ShimCallError(str(exc), code=-32001, message=str(exc), data={"kind": kind}) from None
@@ -87,8 +92,9 @@ def measure(label: str, shim: Any, provider: FakeProvider, selected: list[Varian
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", help="only scenarios whose id starts with this (a quick smoke run)")
     args = parser.parse_args()
-    selected = variants()
+    selected = [v for v in variants() if not args.only or v.scenario.id.startswith(args.only)]
     port = resolve("reference", None, None, None)
     with FakeProvider() as provider:
         session = ShimSession(port.argv)
