@@ -48,7 +48,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("update_expectations") and not config.getoption("expectations"):
         raise pytest.UsageError("--update-expectations needs --expectations=PATH")
     try:
-        resolved = resolve(port, port_cmd, config.getoption("port_src"), config.getoption("port_timeout"))
+        resolved = resolve(
+            port,
+            port_cmd,
+            config.getoption("port_src"),
+            config.getoption("port_timeout"),
+            # The xdist controller configures first and builds once; workers reuse its build.
+            build=not hasattr(config, "workerinput"),
+        )
         expectations_path = config.getoption("expectations")
         expectations = load(Path(expectations_path)) if expectations_path and Path(expectations_path).exists() else load(None)
         if expectations_path and expectations.path is None:

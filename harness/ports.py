@@ -72,7 +72,11 @@ class ResolvedPort:
     selector: str = ""  # the command-line options that select this port again (rerun hints)
 
 
-def resolve(name: str | None, port_cmd: str | None, port_src: str | None, timeout: float | None) -> ResolvedPort:
+def resolve(
+    name: str | None, port_cmd: str | None, port_src: str | None, timeout: float | None, *, build: bool = True
+) -> ResolvedPort:
+    """The command line that starts the port's shim, after its build steps (unless
+    ``build`` is false: an xdist worker uses what the controller already built)."""
     if port_cmd:
         return ResolvedPort(
             name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {}, f"--port-cmd={shlex.quote(port_cmd)}"
@@ -96,7 +100,7 @@ def resolve(name: str | None, port_cmd: str | None, port_src: str | None, timeou
         "src": str(Path(port_src).resolve()) if port_src else "",
     }
     env = {k: v.format(**values) for k, v in port.env.items()}
-    for step in port.build:
+    for step in port.build if build else ():
         _run_build_step([part.format(**values) for part in step], env, name)
     argv = [part.format(**values) for part in port.start]
     selector = f"--port={name}" + (f" --port-src={shlex.quote(port_src)}" if port_src else "")
