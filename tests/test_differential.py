@@ -1,0 +1,111 @@
+"""The differential mode (harness/differential.py): the absent-relay rule as a property over
+generated relay-free scenarios, and proof that a real difference is found and shrunk.
+
+Shims and the fake provider start once per module; every generated scenario reuses them.
+Hypothesis runs derandomized so CI sees the same examples on every run.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+
+from harness.differential import as_scenario, differ, main, minimal_difference, scenarios
+from harness.fake_provider import FakeProvider
+from harness.ports import resolve
+from harness.scenario import load_scenario
+from harness.shim_session import ShimSession
+
+MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
+# Relay-free and visible in the transcript: OpenAI's stored tool_call arguments lose their raw bytes.
+MUTANT = "assistant-args-recompacted"
+MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} {MUTANT}"
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[FakeProvider]:
+    running = FakeProvider().start()
+    yield running
+    running.stop()
+
+
+def _started(argv: list[str]) -> Iterator[ShimSession]:
+    with ShimSession(argv) as session:
+        session.ensure_alive()
+        yield session
+
+
+@pytest.fixture(scope="module")
+def reference() -> Iterator[ShimSession]:
+    yield from _started(resolve("reference", None, None, None).argv)
+
+
+@pytest.fixture(scope="module")
+def norelay() -> Iterator[ShimSession]:
+    yield from _started(resolve("reference-norelay", None, None, None).argv)
+
+
+@pytest.fixture(scope="module")
+def mutant() -> Iterator[ShimSession]:
+    yield from _started(resolve(None, MUTANT_CMD, None, None).argv)
+
+
+def _calls(scenario: dict[str, Any]) -> int:
+    return sum(len(turn.get("toolCalls", [])) for turn in scenario["turns"])
+
+
+@pytest.mark.rule("absent.byte-identical")
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=scenarios(relay=False))
+def test_relay_support_never_changes_a_generated_relay_free_run(
+    scenario: dict[str, Any], reference: ShimSession, norelay: ShimSession, provider: FakeProvider
+) -> None:
+    failures = differ(norelay, reference, scenario, provider=provider)
+    assert not failures, "relay support switched on changes a relay-free run:\n" + "\n".join(failures)
+
+
+def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None:
+    def inprocess_relay(scenario: dict[str, Any]) -> bool:
+        as_scenario(scenario)  # raises on a schema violation
+        return not scenario["relayFree"] and "host" in scenario
+
+    search = settings(max_examples=200, derandomize=True, database=None)
+    found = find(scenarios(relay=True), inprocess_relay, settings=search)
+    relays = {tool["name"] for tool in found["toolkit"]["tools"] if tool.get("relay")}
+    relay_calls = [c["id"] for turn in found["turns"] for c in turn.get("toolCalls", []) if c["name"] in relays]
+    assert all(f"call:{call}" in found["host"]["waitFor"]["answers"] for call in relay_calls)
+
+
+def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
+    reference: ShimSession, mutant: ShimSession, provider: FakeProvider
+) -> None:
+    found = minimal_difference(reference, mutant, relay=False, examples=50, provider=provider)
+    assert found is not None, f"the differential did not tell the reference from mutant {MUTANT}"
+    assert _calls(found) <= 2 and len(found["turns"]) <= 3, f"not shrunk: {json.dumps(found)}"
+    failures = differ(reference, mutant, found, provider=provider)
+    assert any("tool_calls[0].function.arguments" in line for line in failures), failures
+
+
+def test_the_cli_writes_the_minimal_failing_scenario_as_a_fixture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main([f"--port-cmd={MUTANT_CMD}", "--against=reference", "--examples", "20", "--out", str(tmp_path)])
+    assert status == 1, capsys.readouterr()
+    written = sorted(tmp_path.glob("*.json"))
+    assert len(written) == 1
+    scenario = load_scenario(written[0])  # schema, file name == id, known rule ids
+    assert _calls(scenario.data) <= 2
+    assert "minimal scenario written to" in capsys.readouterr().out
+
+
+def test_the_cli_reports_agreement_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--port=reference", "--against=reference", "--examples", "5", "--out", str(tmp_path)]) == 0
+    assert not list(tmp_path.iterdir())
+    assert "agree on 5 generated scenarios" in capsys.readouterr().out
