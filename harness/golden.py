@@ -123,8 +123,11 @@ _ABSENT = object()
 
 def compare(expected: Any, actual: Any, *, style: str, cited: frozenset[str] = frozenset()) -> Comparison:
     result = Comparison()
-    supersets = [r for r in advisory_rows() if r.when == "superset" and r.style in (None, style)]
-    for diff_path, want, got in _walk(expected, actual, (), supersets):
+    whole_lists = [
+        r for r in advisory_rows()
+        if r.when in {"superset", "subset"} and r.style in (None, style) and (not r.only_when_cited or r.rule in cited)
+    ]
+    for diff_path, want, got in _walk(expected, actual, (), whole_lists):
         row = _advisory(diff_path, want, got, style, cited)
         difference = Difference(_render_path(diff_path), _plain(want), _plain(got))
         if row is None:
@@ -134,20 +137,32 @@ def compare(expected: Any, actual: Any, *, style: str, cited: frozenset[str] = f
     return result
 
 
-def _walk(want: Any, got: Any, path: tuple[str, ...], supersets: list[AdvisoryRow]) -> Any:
+def _walk(want: Any, got: Any, path: tuple[str, ...], whole_lists: list[AdvisoryRow]) -> Any:
     if isinstance(want, dict) and isinstance(got, dict):
         for key in sorted(set(want) | set(got)):
-            yield from _walk(want.get(key, _ABSENT), got.get(key, _ABSENT), (*path, key), supersets)
+            yield from _walk(want.get(key, _ABSENT), got.get(key, _ABSENT), (*path, key), whole_lists)
     elif isinstance(want, list) and isinstance(got, list):
-        if want != got and any(_path_matches(r.path, path) for r in supersets) and _contains_all(got, want):
-            yield path, want, got  # only extra items: judged as a whole by the superset row
+        if want != got and any(_path_matches(r.path, path) and _list_kind_holds(r, want, got) for r in whole_lists):
+            yield path, want, got  # only extra (or only missing) items: judged whole by that row
             return
         for i in range(max(len(want), len(got))):
             item_want = want[i] if i < len(want) else _ABSENT
             item_got = got[i] if i < len(got) else _ABSENT
-            yield from _walk(item_want, item_got, (*path, str(i)), supersets)
+            yield from _walk(item_want, item_got, (*path, str(i)), whole_lists)
     elif want != got or type(want) is not type(got):
         yield path, want, got
+
+
+def _list_kind_holds(row: AdvisoryRow, want: list[Any], got: list[Any]) -> bool:
+    if row.when == "superset":
+        return _contains_all(got, want)
+    return _is_subsequence(got, want)
+
+
+def _is_subsequence(shorter: list[Any], longer: list[Any]) -> bool:
+    """``shorter`` is ``longer`` with some items dropped, order kept."""
+    remaining = iter(json.dumps(x, sort_keys=True) for x in longer)
+    return all(any(json.dumps(item, sort_keys=True) == other for other in remaining) for item in shorter)
 
 
 def _contains_all(bigger: list[Any], smaller: list[Any]) -> bool:
@@ -179,8 +194,9 @@ def _advisory(path: tuple[str, ...], want: Any, got: Any, style: str, cited: fro
             return row
         if row.when == "any":
             return row
-        if row.when == "superset" and isinstance(want, list) and isinstance(got, list) and _contains_all(got, want):
-            return row
+        if row.when in {"superset", "subset"} and isinstance(want, list) and isinstance(got, list):
+            if _list_kind_holds(row, want, got):
+                return row
     return None
 
 

@@ -1,10 +1,13 @@
 """Anthropic Messages wire format for the fake provider: a scripted turn rendered as a
 ``message`` JSON body or as the named SSE events of a streamed message, and Anthropic's
 error envelope. ``tool_use.input`` is the scripted argument text parsed (key order kept);
-a stream sends that same text as ``input_json_delta`` pieces."""
+a stream sends that same text as ``input_json_delta`` pieces. A turn's
+``extra.extraBlocks`` (say a ``thinking`` block) lead the JSON content list, as thinking
+does on the real API; the stream ignores them."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .script import ScriptedTurn
@@ -21,8 +24,9 @@ def stop_reason(turn: ScriptedTurn) -> str:
 
 
 def content_blocks(turn: ScriptedTurn) -> list[dict[str, Any]]:
-    """Text first (omitted when a tool-call turn has none), then one tool_use per call."""
-    blocks: list[dict[str, Any]] = []
+    """Scripted extra blocks, then text (omitted when a tool-call turn has none), then one
+    tool_use per call."""
+    blocks: list[dict[str, Any]] = [copy.deepcopy(dict(b)) for b in turn.extra.blocks]
     if turn.text or not turn.tool_calls:
         blocks.append({"type": "text", "text": turn.text or ""})
     for call in turn.tool_calls:

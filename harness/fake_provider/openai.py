@@ -1,9 +1,12 @@
 """OpenAI Chat Completions wire format for the fake provider: a scripted turn rendered as
 a ``chat.completion`` JSON body or as ``chat.completion.chunk`` SSE events, and OpenAI's
-error envelope. Tool-call ``arguments`` are sent exactly as scripted (raw text)."""
+error envelope. Tool-call ``arguments`` are sent exactly as scripted (raw text). A turn's
+``extra.extraMessageKeys`` are added to the JSON message only; the stream has no place
+for them and ignores them."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from .script import ScriptedTurn
@@ -38,6 +41,8 @@ def message(turn: ScriptedTurn) -> dict[str, Any]:
             }
             for call in turn.tool_calls
         ]
+    for key, value in turn.extra.message_keys:
+        out[key] = copy.deepcopy(value)
     return out
 
 

@@ -2,7 +2,13 @@
 by scenarios and tests (docs: team brief, "Fake-provider script"):
 
     {"text": "optional", "toolCalls": [{"id", "name", "arguments": "<raw JSON text>"}],
-     "usage": {"input": 3, "output": 5}, "stopReason": "optional override"}
+     "usage": {"input": 3, "output": 5}, "stopReason": "optional override",
+     "extra": {"extraMessageKeys": {"refusal": null}, "extraBlocks": [{"type": "thinking"}]}}
+
+``extra`` scripts what a real provider adds beyond text and calls, so a scenario can see
+whether a port keeps it: ``extraMessageKeys`` go into the OpenAI ``choices[0].message``,
+``extraBlocks`` lead the Anthropic content list. Only the JSON (non-streaming) renderers
+send them; streamed turns ignore ``extra``.
 
 This module owns parsing and checking that format; rendering it per provider style lives
 in ``openai.py`` and ``anthropic.py``."""
@@ -49,6 +55,22 @@ class ScriptedUsage:
 
 
 @dataclass(frozen=True)
+class ScriptedExtra:
+    """Provider additions a port may keep or drop (SPEC.md loop.assistant-extra-keys)."""
+
+    message_keys: tuple[tuple[str, Any], ...] = ()
+    blocks: tuple[Mapping[str, Any], ...] = ()
+
+    def to_neutral(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.message_keys:
+            out["extraMessageKeys"] = dict(self.message_keys)
+        if self.blocks:
+            out["extraBlocks"] = [dict(b) for b in self.blocks]
+        return out
+
+
+@dataclass(frozen=True)
 class ScriptedTurn:
     """One model response. ``stop_reason`` overrides the style's derived finish reason."""
 
@@ -56,12 +78,13 @@ class ScriptedTurn:
     tool_calls: tuple[ScriptedCall, ...] = ()
     usage: ScriptedUsage = field(default_factory=ScriptedUsage)
     stop_reason: str | None = None
+    extra: ScriptedExtra = field(default_factory=ScriptedExtra)
 
     @classmethod
     def from_neutral(cls, data: Mapping[str, Any], where: str = "turn") -> ScriptedTurn:
         if not isinstance(data, Mapping):
             raise ScriptError(f"{where}: must be a JSON object")
-        unknown = set(data) - {"text", "toolCalls", "usage", "stopReason"}
+        unknown = set(data) - {"text", "toolCalls", "usage", "stopReason", "extra"}
         if unknown:
             raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
         text = data.get("text")
@@ -82,6 +105,7 @@ class ScriptedTurn:
             tool_calls=calls,
             usage=_usage_from_neutral(data.get("usage", {}), f"{where}.usage"),
             stop_reason=stop_reason,
+            extra=_extra_from_neutral(data.get("extra", {}), f"{where}.extra"),
         )
 
     def to_neutral(self) -> dict[str, Any]:
@@ -95,6 +119,8 @@ class ScriptedTurn:
         out["usage"] = {"input": self.usage.input, "output": self.usage.output}
         if self.stop_reason is not None:
             out["stopReason"] = self.stop_reason
+        if self.extra.to_neutral():
+            out["extra"] = self.extra.to_neutral()
         return out
 
 
@@ -129,6 +155,34 @@ def _call_from_neutral(data: Any, where: str) -> ScriptedCall:
         if not isinstance(data.get(key), str):
             raise ScriptError(f"{where}.{key}: must be a string")
     return ScriptedCall(id=data["id"], name=data["name"], arguments=data["arguments"])
+
+
+# the keys and block types the renderers own; an extra may not shadow them
+_OWNED_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls"})
+_OWNED_BLOCK_TYPES = frozenset({"text", "tool_use"})
+
+
+def _extra_from_neutral(data: Any, where: str) -> ScriptedExtra:
+    if not isinstance(data, Mapping):
+        raise ScriptError(f"{where}: must be a JSON object")
+    unknown = set(data) - {"extraMessageKeys", "extraBlocks"}
+    if unknown:
+        raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    keys = data.get("extraMessageKeys", {})
+    if not isinstance(keys, Mapping):
+        raise ScriptError(f"{where}.extraMessageKeys: must be a JSON object")
+    shadowed = sorted(set(keys) & _OWNED_MESSAGE_KEYS)
+    if shadowed:
+        raise ScriptError(f"{where}.extraMessageKeys: may not set {', '.join(shadowed)}")
+    blocks = data.get("extraBlocks", [])
+    if not isinstance(blocks, list):
+        raise ScriptError(f"{where}.extraBlocks: must be a list")
+    for i, block in enumerate(blocks):
+        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+            raise ScriptError(f"{where}.extraBlocks[{i}]: must be an object with a string type")
+        if block["type"] in _OWNED_BLOCK_TYPES:
+            raise ScriptError(f"{where}.extraBlocks[{i}]: type {block['type']} is rendered from text/toolCalls")
+    return ScriptedExtra(message_keys=tuple(keys.items()), blocks=tuple(blocks))
 
 
 def _usage_from_neutral(data: Any, where: str) -> ScriptedUsage:

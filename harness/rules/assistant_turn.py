@@ -7,17 +7,21 @@ the wire: the chat.completion message (OpenAI JSON), the assembled
 ``{role, content, tool_calls?}`` (OpenAI SSE) or the content block list (Anthropic). Every
 copy a port keeps is checked: the transcript each phase returned and every request body
 that replays earlier turns.
+
+A scripted ``extra`` (OpenAI message keys, Anthropic blocks such as ``thinking``) is part of
+the provider's message on JSON turns only; streamed turns never carry it. Keeping it
+verbatim is the reference behaviour; dropping it is the loop.assistant-extra-keys gap.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..fake_provider import anthropic as anthropic_wire
 from ..fake_provider import openai as openai_wire
-from ..fake_provider.script import ScriptedTurn
+from ..fake_provider.script import ScriptedExtra, ScriptedTurn
 from ..runner import RunRecord
 from . import NotApplicable, check
 
@@ -36,6 +40,9 @@ class ServedTurn:
 
     def provider_message(self, style: str) -> dict[str, Any]:
         turn = ScriptedTurn.from_neutral(self.script)
+        if self.streamed:
+            # the stream renderers send no extras, so none are the provider's
+            turn = replace(turn, extra=ScriptedExtra())
         if style == "anthropic":
             return {"role": "assistant", "content": anthropic_wire.content_blocks(turn)}
         if not self.streamed:
@@ -123,8 +130,10 @@ def _anthropic_turn(got: dict[str, Any], want: dict[str, Any]) -> Iterator[str]:
         for b in content
         if isinstance(b, dict) and b.get("type") in BLOCK_CORE
     ]
-    if core != want["content"]:
-        yield f"text/tool_use blocks are {core!r}, the provider sent {want['content']!r}"
+    # other block types (thinking, …) are loop.assistant-extra-keys' business
+    want_core = [b for b in want["content"] if b.get("type") in BLOCK_CORE]
+    if core != want_core:
+        yield f"text/tool_use blocks are {core!r}, the provider sent {want_core!r}"
 
 
 @check("loop.assistant-extra-keys")
@@ -141,15 +150,27 @@ def assistant_extra_keys(record: RunRecord) -> Iterator[str]:
         else:
             yield from _extra(where, got, {"role": "assistant", "content": []}, ANTHROPIC_CORE)
             got_blocks = [b for b in got.get("content") or [] if isinstance(b, dict)]
-            other = [b.get("type") for b in got_blocks if b.get("type") not in BLOCK_CORE]
-            sent = [b.get("type") for b in want["content"] if b.get("type") not in BLOCK_CORE]
-            if other != sent:
-                yield f"{where}: blocks of other types {other}, the provider sent {sent}"
+            yield from _extra_blocks(where, got_blocks, want["content"])
             for block in got_blocks:
                 if block.get("type") in BLOCK_CORE:
                     added = sorted(set(block) - BLOCK_CORE[block["type"]])
                     if added:
                         yield f"{where}: a {block['type']} block carries keys {added} the provider did not send"
+
+
+def _extra_blocks(where: str, got: list[dict[str, Any]], want: list[dict[str, Any]]) -> Iterator[str]:
+    """Blocks of other types than text/tool_use, compared verbatim and in order."""
+    got_other = [b for b in got if b.get("type") not in BLOCK_CORE]
+    want_other = [b for b in want if b.get("type") not in BLOCK_CORE]
+    if got_other == want_other:
+        return
+    if not got_other:
+        types = [b.get("type") for b in want_other]
+        yield f"{where}: dropped the provider's {types} block(s) (spec gap; the reference keeps them verbatim)"
+    elif not want_other:
+        yield f"{where}: carries {[b.get('type') for b in got_other]} block(s) the provider did not send"
+    else:
+        yield f"{where}: blocks of other types are {got_other!r}, the provider sent {want_other!r} (kept verbatim by the reference)"
 
 
 def _extra(where: str, got: dict[str, Any], want: dict[str, Any], core: frozenset[str]) -> Iterator[str]:
@@ -158,7 +179,7 @@ def _extra(where: str, got: dict[str, Any], want: dict[str, Any], core: frozense
     for key in sorted(set(got_extra) - set(want_extra)):
         yield f"{where}: carries {key}={got_extra[key]!r}, which the provider did not send"
     for key in sorted(set(want_extra) - set(got_extra)):
-        yield f"{where}: dropped the provider's {key}={want_extra[key]!r}"
+        yield f"{where}: dropped the provider's {key}={want_extra[key]!r} (spec gap; the reference keeps it verbatim)"
     for key in sorted(set(got_extra) & set(want_extra)):
         if got_extra[key] != want_extra[key]:
             yield f"{where}: {key} is {got_extra[key]!r}, the provider sent {want_extra[key]!r}"

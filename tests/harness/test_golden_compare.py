@@ -83,3 +83,16 @@ def test_extra_pending_events_are_a_gap_but_a_missing_one_fails() -> None:
     extra = compare(one, two, style="openai")
     assert not extra.failures and list(extra.gaps) == ["stream.pending-on-halt"]
     assert compare(two, one, style="openai").failures
+
+
+def test_dropped_assistant_blocks_are_a_gap_only_where_cited_and_changed_blocks_fail() -> None:
+    thinking = {"type": "thinking", "thinking": "hmm", "signature": "s"}
+    use = {"type": "tool_use", "id": "c1", "name": "x", "input": {}}
+    golden = {"phases": [{"requests": [{"messages": [{"role": "assistant", "content": [thinking, use]}]}]}]}
+    dropped = {"phases": [{"requests": [{"messages": [{"role": "assistant", "content": [use]}]}]}]}
+    changed = {"phases": [{"requests": [{"messages": [{"role": "assistant", "content": [{**use, "id": "c2"}]}]}]}]}
+    cited = frozenset({"loop.assistant-extra-keys"})
+    gap = compare(golden, dropped, style="anthropic", cited=cited)
+    assert not gap.failures and list(gap.gaps) == ["loop.assistant-extra-keys"]
+    assert compare(golden, dropped, style="anthropic").failures
+    assert compare(golden, changed, style="anthropic", cited=cited).failures
