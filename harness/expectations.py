@@ -103,7 +103,7 @@ def write(
     A variant that failed only for a missing capability gets one ``variant::*`` entry, so a
     port without relay does not need one line per rule per relay variant."""
     notes = {e.key: e.note for e in previous.entries}
-    failures = _collapse_capability(failures)
+    failures = collapse_capability(failures)
     lines = [
         f"# Known failures of port {port!r}, kept by the harness's ratchet.",
         f"# Regenerate: {regenerate}",
@@ -117,7 +117,7 @@ def write(
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
-def _collapse_capability(failures: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+def collapse_capability(failures: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
     by_variant: dict[str, list[str]] = {}
     for key in failures:
         by_variant.setdefault(key.split("::", 1)[0], []).append(key)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .expectations import collapse_capability
+
 if TYPE_CHECKING:
     from .session import ConformanceSession
 
@@ -46,7 +48,11 @@ def build_report(conformance: ConformanceSession) -> dict[str, Any]:
         "capabilities": list(raw.get("capabilities", [])),
         "rules": conformance.summary_rows(),
         "gaps": {rule: gaps for rule, gaps in sorted(conformance.tally.gaps.items())},
-        "failures": {key: {"reason": r, "observed": o} for key, (r, o) in sorted(conformance.observed_failures.items())},
+        # Capability failures are one line per variant, as in expectations files.
+        "failures": {
+            key: {"reason": r, "observed": o}
+            for key, (r, o) in sorted(collapse_capability(conformance.observed_failures).items())
+        },
         "staleExpectations": conformance.stale_entries,
     }
 
