@@ -33,7 +33,7 @@ REFERENCE_PORTS = {"reference"}
 def reference_version() -> str:
     import reference_py
 
-    return str(getattr(reference_py, "__version__", "0"))
+    return reference_py.__version__
 
 
 class ConformanceFailure(Exception):

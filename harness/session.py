@@ -9,8 +9,10 @@ not in fixtures) is what lets scenario files be plain collected items.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -100,15 +102,9 @@ class ConformanceSession:
             self._provider.stop()
 
     def _env(self) -> dict[str, str] | None:
-        if not self.port.env:
-            return None
-        import os
-
-        return {**os.environ, **self.port.env}
+        return {**os.environ, **self.port.env} if self.port.env else None
 
     def selected(self, rule: str) -> bool:
-        from fnmatch import fnmatchcase
-
         return not self.rule_filters or any(fnmatchcase(rule, f) for f in self.rule_filters)
 
     def level(self, rule: str) -> str:

@@ -10,7 +10,7 @@ the reference that changes one observable proves the comparison can fail.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,31 +42,6 @@ def relay_free_variants() -> list[Variant]:
 VARIANTS = relay_free_variants()
 
 
-@pytest.fixture(scope="module")
-def provider() -> Iterator[FakeProvider]:
-    running = FakeProvider().start()
-    yield running
-    running.stop()
-
-
-def _session(argv: list[str]) -> Iterator[ShimSession]:
-    with ShimSession(argv) as session:
-        session.ensure_alive()
-        yield session
-
-
-@pytest.fixture(scope="module")
-def relay_on() -> Iterator[ShimSession]:
-    yield from _session(resolve("reference", None, None, None).argv)
-
-
-@pytest.fixture(scope="module")
-def relay_off() -> Iterator[ShimSession]:
-    session_argv = resolve("reference-norelay", None, None, None).argv
-    assert session_argv[-1] == "--no-relay", "the registry's reference-norelay must switch relay off"
-    yield from _session(session_argv)
-
-
 def observed(variant: Variant, shim: ShimSession, provider: FakeProvider) -> dict[str, Any]:
     return normalize(observables(run_variant(variant, shim, provider, timeout=TIMEOUT_S)))
 
@@ -78,9 +53,9 @@ def test_there_are_relay_free_scenarios() -> None:
 @pytest.mark.rule("absent.byte-identical")
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.node_id for v in VARIANTS])
 def test_relay_support_on_and_off_give_identical_observables(
-    variant: Variant, relay_on: ShimSession, relay_off: ShimSession, provider: FakeProvider
+    variant: Variant, reference_shim: ShimSession, norelay_shim: ShimSession, shared_provider: FakeProvider
 ) -> None:
-    on, off = observed(variant, relay_on, provider), observed(variant, relay_off, provider)
+    on, off = observed(variant, reference_shim, shared_provider), observed(variant, norelay_shim, shared_provider)
     differences = compare(off, on, style=variant.style)
     assert not differences.failures, (
         f"{variant.node_id}: relay support switched on changes observables of a relay-free run "
@@ -89,13 +64,15 @@ def test_relay_support_on_and_off_give_identical_observables(
 
 
 @pytest.mark.rule("absent.byte-identical")
-def test_a_relay_off_mutant_that_changes_an_observable_is_caught(relay_on: ShimSession, provider: FakeProvider) -> None:
+def test_a_relay_off_mutant_that_changes_an_observable_is_caught(
+    reference_shim: ShimSession, shared_provider: FakeProvider, start_shim: Callable[[list[str]], ShimSession]
+) -> None:
     # norelay-drops-tool-choice: only OpenAI bodies with tools change, so pick such a variant.
     candidates = [v for v in VARIANTS if v.style == "openai" and v.toolkit()["tools"]]
     assert candidates, "no relay-free OpenAI scenario declares a tool"
     argv = [sys.executable, str(MUTANT_SHIM), "norelay-drops-tool-choice", "--no-relay"]
-    with ShimSession(argv) as mutant:
-        on, off = observed(candidates[0], relay_on, provider), observed(candidates[0], mutant, provider)
+    mutant = start_shim(argv)
+    on, off = observed(candidates[0], reference_shim, shared_provider), observed(candidates[0], mutant, shared_provider)
     differences = compare(off, on, style="openai")
     assert differences.failures, "the relay-off mutant dropped tool_choice, yet the observables compared equal"
     assert "tool_choice" in differences.render_failures()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,31 +30,8 @@ MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} {MU
 
 
 @pytest.fixture(scope="module")
-def provider() -> Iterator[FakeProvider]:
-    running = FakeProvider().start()
-    yield running
-    running.stop()
-
-
-def _started(argv: list[str]) -> Iterator[ShimSession]:
-    with ShimSession(argv) as session:
-        session.ensure_alive()
-        yield session
-
-
-@pytest.fixture(scope="module")
-def reference() -> Iterator[ShimSession]:
-    yield from _started(resolve("reference", None, None, None).argv)
-
-
-@pytest.fixture(scope="module")
-def norelay() -> Iterator[ShimSession]:
-    yield from _started(resolve("reference-norelay", None, None, None).argv)
-
-
-@pytest.fixture(scope="module")
-def mutant() -> Iterator[ShimSession]:
-    yield from _started(resolve(None, MUTANT_CMD, None, None).argv)
+def mutant(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
+    return start_shim(resolve(None, MUTANT_CMD, None, None).argv)
 
 
 def _calls(scenario: dict[str, Any]) -> int:
@@ -65,9 +42,9 @@ def _calls(scenario: dict[str, Any]) -> int:
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios(relay=False))
 def test_relay_support_never_changes_a_generated_relay_free_run(
-    scenario: dict[str, Any], reference: ShimSession, norelay: ShimSession, provider: FakeProvider
+    scenario: dict[str, Any], reference_shim: ShimSession, norelay_shim: ShimSession, shared_provider: FakeProvider
 ) -> None:
-    failures = differ(norelay, reference, scenario, provider=provider)
+    failures = differ(norelay_shim, reference_shim, scenario, provider=shared_provider)
     assert not failures, "relay support switched on changes a relay-free run:\n" + "\n".join(failures)
 
 
@@ -84,12 +61,12 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
 
 
 def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
-    reference: ShimSession, mutant: ShimSession, provider: FakeProvider
+    reference_shim: ShimSession, mutant: ShimSession, shared_provider: FakeProvider
 ) -> None:
-    found = minimal_difference(reference, mutant, relay=False, examples=50, provider=provider)
+    found = minimal_difference(reference_shim, mutant, relay=False, examples=50, provider=shared_provider)
     assert found is not None, f"the differential did not tell the reference from mutant {MUTANT}"
     assert _calls(found) <= 2 and len(found["turns"]) <= 3, f"not shrunk: {json.dumps(found)}"
-    failures = differ(reference, mutant, found, provider=provider)
+    failures = differ(reference_shim, mutant, found, provider=shared_provider)
     assert any("tool_calls[0].function.arguments" in line for line in failures), failures
 
 

@@ -34,8 +34,6 @@ def test_a_missing_expectations_file_is_refused(scenario: Path, tmp_path: Path) 
 
 def test_a_port_that_needs_a_checkout_says_how_to_run_it(scenario: Path) -> None:
     run = run_pytest(str(scenario), "--port=golang")
-    if "unknown port 'golang'" in run.output:
-        return  # the golang shim is not registered in this checkout
     assert run.code == 4
     assert "--port-src" in run.output
 

@@ -1,0 +1,44 @@
+"""Fixtures shared by the harness's in-process tests that drive real shims: one loopback
+fake provider and started shim sessions, each kept for a test module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+
+import pytest
+
+from harness.fake_provider import FakeProvider
+from harness.ports import resolve
+from harness.shim_session import ShimSession
+
+
+@pytest.fixture(scope="module")
+def shared_provider() -> Iterator[FakeProvider]:
+    with FakeProvider() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def start_shim() -> Iterator[Callable[[list[str]], ShimSession]]:
+    """Start a shim (argv) with its handshake done; every one started is closed after the module."""
+    with ExitStack() as stack:
+
+        def start(argv: list[str]) -> ShimSession:
+            session = stack.enter_context(ShimSession(argv))
+            session.ensure_alive()
+            return session
+
+        yield start
+
+
+@pytest.fixture(scope="module")
+def reference_shim(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
+    return start_shim(resolve("reference", None, None, None).argv)
+
+
+@pytest.fixture(scope="module")
+def norelay_shim(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
+    argv = resolve("reference-norelay", None, None, None).argv
+    assert argv[-1] == "--no-relay", "the registry's reference-norelay must switch relay off"
+    return start_shim(argv)
