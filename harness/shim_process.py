@@ -27,6 +27,7 @@ from .errors import (HarnessError, HostHandlerFailed, HostRequestError, Protocol
 from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, Notification, Params, Request,
                       Response, describe, excerpt, parse_message)
 from .shim_streams import StderrTail, Transcript
+from .spawn import with_spawn_retry
 
 HostHandler = Callable[[str, Any], Any]
 """Answers one shim→harness request: (method, params) -> result; raise HostRequestError to refuse."""
@@ -88,10 +89,10 @@ class ShimProcess:
         try:
             # A new session makes the shim a process-group leader, so kill() also reaches
             # children of wrapper commands (sh -c, go run, npx) that would hold the pipes open.
-            self._proc = subprocess.Popen(
+            self._proc = with_spawn_retry(lambda: subprocess.Popen(
                 self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
-            )
+            ))
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
         self._fatal, self._fatal_delivered, self._closing = None, False, False

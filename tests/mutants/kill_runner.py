@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.spawn import with_spawn_retry
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT_S = 300
 # "[rule.id] (normative, divergence)" — the head line items.py writes per failing rule.
@@ -67,7 +69,8 @@ def command(mutant: str, rules: tuple[str, ...], *, python: str = sys.executable
 def run_once(mutant: str, rules: tuple[str, ...]) -> KillRun:
     started = time.monotonic()
     try:
-        done = subprocess.run(command(mutant, rules), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        done = with_spawn_retry(lambda: subprocess.run(
+            command(mutant, rules), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S))
         returncode, output = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as exc:
         returncode, output = -1, f"timed out after {RUN_TIMEOUT_S}s\n{exc.stdout or ''}"
