@@ -4,7 +4,8 @@
 copies the shim's module (DIR) into a scratch folder (WORK, recreated each time), points
 the port's module at ``CHECKOUT/golang`` with a ``replace`` there — never in the committed
 go.mod — then runs ``go mod tidy`` and ``go build``. Go's own build cache keeps warm
-rebuilds fast. Failures print the command that failed with its output tail and exit
+rebuilds fast. The binary reports the checkout's newest CHANGELOG release with a
+``+checkout`` suffix as the library version, since the checkout may be ahead of it. Failures print the command that failed with its output tail and exit
 non-zero.
 """
 
@@ -13,12 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import re
 from pathlib import Path
 
 from .common import BuildError, cli, run_command
 
 PORT_MODULE = "github.com/muthuishere/toolnexus/golang"
 SHIM_FILES = ("go.mod", "go.sum")
+RELEASE_HEADING = re.compile(r"^## v?(\d+\.\d+\.\d+\S*)", re.M)
 
 
 def port_dir(src: Path) -> Path:
@@ -33,6 +36,15 @@ def port_dir(src: Path) -> Path:
     return folder
 
 
+def checkout_version(src: Path) -> str:
+    """What the shim reports as the port's version: a checkout carries no version of its
+    own, so its newest CHANGELOG release, marked as a checkout."""
+    changelog = src / "CHANGELOG.md"
+    text = changelog.read_text(encoding="utf-8", errors="replace") if changelog.is_file() else ""
+    release = RELEASE_HEADING.search(text)
+    return f"{release[1]}+checkout" if release else "checkout"
+
+
 def stage(shim: Path, work: Path) -> None:
     """Copy the shim module (top-level .go files, go.mod, go.sum) into a fresh ``work``."""
     if work.exists():
@@ -43,11 +55,11 @@ def stage(shim: Path, work: Path) -> None:
             shutil.copy2(item, work / item.name)
 
 
-def commands(port: Path, out: Path) -> list[list[str]]:
+def commands(port: Path, out: Path, version: str) -> list[list[str]]:
     return [
         ["go", "mod", "edit", f"-replace={PORT_MODULE}={port}"],
         ["go", "mod", "tidy"],
-        ["go", "build", "-trimpath", "-o", str(out), "."],
+        ["go", "build", "-trimpath", f"-ldflags=-X main.portVersion={version}", "-o", str(out), "."],
     ]
 
 
@@ -61,7 +73,7 @@ def build(shim: Path, src: Path, work: Path, out: Path) -> None:
     stage(shim, work)
     out.parent.mkdir(parents=True, exist_ok=True)
     env = go_environment()
-    for argv in commands(port.resolve(), out.resolve()):
+    for argv in commands(port.resolve(), out.resolve(), checkout_version(src)):
         run_command(argv, cwd=work, env=env)
 
 

@@ -12,8 +12,9 @@ import (
 
 const protocolVersion = 1
 
-// portVersion is the release go.mod pins; a --port-src build may run a newer checkout.
-const portVersion = "0.16.0"
+// portVersion is the release go.mod pins. The harness's build step overrides it with
+// -ldflags -X, naming the checkout it built against (its newest CHANGELOG release +checkout).
+var portVersion = "0.16.0"
 
 var capabilities = []string{"openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor"}
 

@@ -97,9 +97,17 @@ def test_replace_goes_to_the_scratch_copy_never_the_committed_module(tmp_path: P
     directives = [line.split()[0] for line in committed.splitlines() if line.strip() and not line.startswith("//")]
     assert "replace" not in directives
     assert "require github.com/muthuishere/toolnexus/golang v0.16.0" in committed
-    steps = go_shim.commands(tmp_path / "checkout" / "golang", tmp_path / "bin" / "golang-shim")
+    steps = go_shim.commands(tmp_path / "checkout" / "golang", tmp_path / "bin" / "golang-shim", "0.16.0+checkout")
     assert steps[0] == ["go", "mod", "edit", f"-replace={go_shim.PORT_MODULE}={tmp_path / 'checkout' / 'golang'}"]
     assert [s[:3] for s in steps[1:]] == [["go", "mod", "tidy"], ["go", "build", "-trimpath"]]
+    assert "-ldflags=-X main.portVersion=0.16.0+checkout" in steps[2]
+
+
+def test_checkout_version_is_the_newest_changelog_release_marked_as_a_checkout(tmp_path: Path) -> None:
+    assert go_shim.checkout_version(tmp_path) == "checkout"
+    (tmp_path / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## Unreleased\n\n- relay fix\n\n## 0.17.1 — 2026-11-02\n\n## 0.17.0\n", encoding="utf-8")
+    assert go_shim.checkout_version(tmp_path) == "0.17.1+checkout"
 
 
 def test_registry_entries_for_python_and_golang() -> None:
