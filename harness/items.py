@@ -41,6 +41,16 @@ class ConformanceFailure(Exception):
 
 
 @dataclass
+class Evidence:
+    """What ``--artifacts`` keeps of a failing variant: the run (absent when the shim failed
+    mid-run), every JSON-RPC line of it, and the shim's stderr as far as it is kept."""
+
+    record: RunRecord | None
+    jsonrpc: list[tuple[str, str]]
+    stderr: str
+
+
+@dataclass
 class Outcome:
     rule: str
     status: str  # pass | fail | n/a | gap
@@ -71,7 +81,7 @@ class VariantItem(pytest.Item):
         super().__init__(**kwargs)
         self.variant = variant
         self.obj = callobj
-        self._exchanges: tuple[RunRecord, list[tuple[str, str]]] | None = None
+        self._evidence: Evidence | None = None
         for rule in variant.scenario.rules:
             self.add_marker(pytest.mark.rule(rule))
 
@@ -101,8 +111,11 @@ class VariantItem(pytest.Item):
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout)
         except HarnessError as exc:
-            return _all_fail(conformance, rules, "transport", str(exc)), getattr(exc, "stderr_tail", "")
-        self._exchanges = (record, shim.process.transcript.since(mark))
+            # The exception holds the crashed process's stderr; the shim may have a new one by now.
+            stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
+            self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
+            return _all_fail(conformance, rules, "transport", str(exc)), stderr
+        self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         outcomes = self._golden_outcomes(conformance, record, rules)
         outcomes += [self._check(conformance, r, record) for r in rules if r != _golden_owner(self.variant)]
         return outcomes, shim.process.stderr_tail()
@@ -220,8 +233,8 @@ class VariantItem(pytest.Item):
             named = " ".join(f"[{rule}] (normative, {reason})" for rule in rules)
             problems.insert(0, "\n".join([named, *messages]))
         if problems:
-            if self._exchanges is not None:
-                self._save_artifacts(conformance, *self._exchanges)
+            if self._evidence is not None:
+                self._save_artifacts(conformance, self._evidence)
             raise ConformanceFailure(self._render(conformance, problems, stderr_tail))
 
     def _render(self, conformance: ConformanceSession, problems: list[str], stderr_tail: str) -> str:
@@ -238,19 +251,21 @@ class VariantItem(pytest.Item):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
-    def _save_artifacts(self, conformance: ConformanceSession, record: RunRecord, jsonrpc: list[tuple[str, str]]) -> None:
+    def _save_artifacts(self, conformance: ConformanceSession, evidence: Evidence) -> None:
         if conformance.artifacts is None:
             return
         conformance.artifacts.mkdir(parents=True, exist_ok=True)
         name = self.variant.node_id.replace("[", "__").replace("]", "")
+        phases = evidence.record.phases if evidence.record is not None else []
         data = {
             "variant": self.variant.node_id,
             "phases": [
                 {"entry": p.entry, "params": p.params, "requests": p.requests, "result": p.result, "error": p.error,
                  "events": p.events, "waitFor": p.host.wait_for, "saves": p.host.saves}
-                for p in record.phases
+                for p in phases
             ],
-            "jsonrpc": [{"direction": direction, "line": line} for direction, line in jsonrpc],
+            "jsonrpc": [{"direction": direction, "line": line} for direction, line in evidence.jsonrpc],
+            "stderr": evidence.stderr.splitlines(),
         }
         (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 

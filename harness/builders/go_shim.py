@@ -55,11 +55,12 @@ def stage(shim: Path, work: Path) -> None:
             shutil.copy2(item, work / item.name)
 
 
-def commands(port: Path, out: Path, version: str) -> list[list[str]]:
+def commands(port: Path, out: Path, version: str, *, race: bool = False) -> list[list[str]]:
+    build = ["go", "build", "-trimpath", *(["-race"] if race else []), f"-ldflags=-X main.portVersion={version}"]
     return [
         ["go", "mod", "edit", f"-replace={PORT_MODULE}={port}"],
         ["go", "mod", "tidy"],
-        ["go", "build", "-trimpath", f"-ldflags=-X main.portVersion={version}", "-o", str(out), "."],
+        [*build, "-o", str(out), "."],
     ]
 
 
@@ -68,12 +69,12 @@ def go_environment() -> dict[str, str]:
     return {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": os.environ.get("GOFLAGS", "") + " -buildvcs=false"}
 
 
-def build(shim: Path, src: Path, work: Path, out: Path) -> None:
+def build(shim: Path, src: Path, work: Path, out: Path, *, race: bool = False) -> None:
     port = port_dir(src)
     stage(shim, work)
     out.parent.mkdir(parents=True, exist_ok=True)
     env = go_environment()
-    for argv in commands(port.resolve(), out.resolve(), checkout_version(src)):
+    for argv in commands(port.resolve(), out.resolve(), checkout_version(src), race=race):
         run_command(argv, cwd=work, env=env)
 
 
@@ -82,10 +83,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--src", required=True, type=Path, help="a toolnexus checkout (holds golang/)")
     parser.add_argument("--work", required=True, type=Path, help="scratch folder for the patched copy")
     parser.add_argument("--out", required=True, type=Path, help="where the binary goes")
+    parser.add_argument("--race", action="store_true", help="build with Go's race detector (needs cgo)")
 
 
 def _build(args: argparse.Namespace) -> str:
-    build(args.shim.resolve(), args.src.resolve(), args.work.resolve(), args.out.resolve())
+    build(args.shim.resolve(), args.src.resolve(), args.work.resolve(), args.out.resolve(), race=args.race)
     return f"built {args.out}"
 
 

@@ -8,6 +8,7 @@ Each case is one ``pytest --port-cmd`` subprocess run over a small relay-free sc
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -126,3 +127,15 @@ def test_validate_shim_catches_a_result_that_breaks_its_schema(variants: int) ->
     assert (validated.count("failed"), validated.count("passed")) == (1, variants - 1), validated.output
     assert "the shim's client.run result break shim/client-run.schema.json: $.executions: missing required key" in validated.output
     assert not validated.harness_tracebacks(), validated.output
+
+
+def test_a_crash_leaves_its_jsonrpc_lines_and_full_stderr_in_the_artifacts(tmp_path: Path) -> None:
+    artifacts = tmp_path / "artifacts"
+    outcome = run_suite(["crash-mid-run", TARGET], scenario_path(), f"--artifacts={artifacts}", timeout_s=2)
+    assert outcome.returncode == 1, outcome.output
+    saved = [p.name for p in artifacts.iterdir()] if artifacts.exists() else []
+    assert saved == [f"{SCENARIO}__anthropic-stream.json"], f"one artifact for the crashed variant, got {saved}"
+    data = json.loads((artifacts / saved[0]).read_text(encoding="utf-8"))
+    assert data["phases"] == [], "a run that crashed has no phases to record"
+    assert any('"client.run"' in entry["line"] for entry in data["jsonrpc"]), data["jsonrpc"]
+    assert f"broken shim: crash-mid-run during client.run of {TARGET}" in data["stderr"]

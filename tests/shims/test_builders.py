@@ -100,7 +100,9 @@ def test_replace_goes_to_the_scratch_copy_never_the_committed_module(tmp_path: P
     steps = go_shim.commands(tmp_path / "checkout" / "golang", tmp_path / "bin" / "golang-shim", "0.16.0+checkout")
     assert steps[0] == ["go", "mod", "edit", f"-replace={go_shim.PORT_MODULE}={tmp_path / 'checkout' / 'golang'}"]
     assert [s[:3] for s in steps[1:]] == [["go", "mod", "tidy"], ["go", "build", "-trimpath"]]
-    assert "-ldflags=-X main.portVersion=0.16.0+checkout" in steps[2]
+    assert "-ldflags=-X main.portVersion=0.16.0+checkout" in steps[2] and "-race" not in steps[2]
+    raced = go_shim.commands(tmp_path / "checkout" / "golang", tmp_path / "bin" / "golang-shim", "x", race=True)
+    assert raced[2][:4] == ["go", "build", "-trimpath", "-race"]
 
 
 def test_checkout_version_is_the_newest_changelog_release_marked_as_a_checkout(tmp_path: Path) -> None:
@@ -117,3 +119,6 @@ def test_registry_entries_for_python_and_golang() -> None:
     assert golang.needs_source and golang.toolchain == "go" and golang.start == ("{cache}/bin/golang-shim",)
     raw = tomllib.loads((ROOT / "harness/ports.toml").read_text(encoding="utf-8"))
     assert "{src}" in " ".join(raw["golang"]["build"][0])
+    race = ports["golang-race"]
+    assert race.needs_source and "--race" in race.build[0] and race.start == golang.start
+    assert race.env["GORACE"].split() == ["halt_on_error=1", "exitcode=66"], "a race must end the shim, not just log"
