@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 
-from harness.differential import as_scenario, differ, main, minimal_difference, scenarios
+from harness.differential import Features, as_scenario, differ, main, minimal_difference, scenarios
 from harness.fake_provider import FakeProvider
 from harness.ports import resolve
+from harness.runner import run_variant
 from harness.scenario import load_scenario
 from harness.shim_session import ShimSession
 
@@ -40,7 +41,7 @@ def _calls(scenario: dict[str, Any]) -> int:
 
 @pytest.mark.rule("absent.byte-identical")
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(scenario=scenarios(relay=False))
+@given(scenario=scenarios(Features(resume=True, hooks=True)))
 def test_relay_support_never_changes_a_generated_relay_free_run(
     scenario: dict[str, Any], reference_shim: ShimSession, norelay_shim: ShimSession, shared_provider: FakeProvider
 ) -> None:
@@ -54,16 +55,53 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
         return not scenario["relayFree"] and "host" in scenario
 
     search = settings(max_examples=200, derandomize=True, database=None)
-    found = find(scenarios(relay=True), inprocess_relay, settings=search)
+    found = find(scenarios(Features(relay=True)), inprocess_relay, settings=search)
     relays = {tool["name"] for tool in found["toolkit"]["tools"] if tool.get("relay")}
     relay_calls = [c["id"] for turn in found["turns"] for c in turn.get("toolCalls", []) if c["name"] in relays]
     assert all(f"call:{call}" in found["host"]["waitFor"]["answers"] for call in relay_calls)
 
 
+def _find(features: Features, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first generated scenario that is ``wanted`` (unshrunk: shrinking costs seconds here)."""
+    search = settings(max_examples=300, derandomize=True, database=None, phases=[Phase.generate])
+    found = find(scenarios(features), wanted, settings=search)
+    as_scenario(found)  # raises on a schema violation
+    return found
+
+
+ALL = Features(relay=True, resume=True, hooks=True)
+
+
+def test_generated_resumes_halt_and_resume_in_a_restarted_shim(
+    reference_shim: ShimSession, shared_provider: FakeProvider
+) -> None:
+    def resumed_with_results_after_restart(scenario: dict[str, Any]) -> bool:
+        resume = scenario.get("resume", {})
+        return bool(resume.get("restartShim") and resume["answer"].get("data", {}).get("results"))
+
+    found = _find(ALL, resumed_with_results_after_restart)
+    assert "resume" in found["requires"] and "waitFor" not in found.get("host", {}), "a resume needs a durable host"
+    variant = next(as_scenario(found).variants())
+    record = run_variant(variant, reference_shim, shared_provider, timeout=10)
+    assert record.first.result is not None and record.first.result.get("pending"), "the generated run did not halt"
+    assert record.resumed is not None and record.resumed.error is None, record.resumed
+    assert not differ(reference_shim, reference_shim, found, provider=shared_provider)
+
+
+def test_generated_hooks_and_raising_waitfor_are_valid_and_run(
+    reference_shim: ShimSession, shared_provider: FakeProvider
+) -> None:
+    hooked = _find(ALL, lambda s: any("suspend" in r for r in s.get("host", {}).get("hooks", {}).get("beforeTool", [])))
+    assert "hooks" in hooked["requires"]
+    raising = _find(ALL, lambda s: s.get("host", {}).get("waitFor", {}).get("raise") is True)
+    for scenario in (hooked, raising):
+        assert not differ(reference_shim, reference_shim, scenario, provider=shared_provider)
+
+
 def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
     reference_shim: ShimSession, mutant: ShimSession, shared_provider: FakeProvider
 ) -> None:
-    found = minimal_difference(reference_shim, mutant, relay=False, examples=50, provider=shared_provider)
+    found = minimal_difference(reference_shim, mutant, features=Features(), examples=50, provider=shared_provider)
     assert found is not None, f"the differential did not tell the reference from mutant {MUTANT}"
     assert _calls(found) <= 2 and len(found["turns"]) <= 3, f"not shrunk: {json.dumps(found)}"
     failures = differ(reference_shim, mutant, found, provider=shared_provider)
