@@ -118,7 +118,7 @@ class VariantItem(pytest.Item):
         self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         outcomes = self._golden_outcomes(conformance, record, rules)
         outcomes += [self._check(conformance, r, record) for r in rules if r != _golden_owner(self.variant)]
-        return outcomes, shim.process.stderr_tail()
+        return outcomes, self._evidence.stderr
 
     def _check(self, conformance: ConformanceSession, rule: str, record: RunRecord) -> Outcome:
         check = conformance.checks.get(rule)

@@ -5,16 +5,17 @@ copies the shim's module (DIR) into a scratch folder (WORK, recreated each time)
 the port's module at ``CHECKOUT/golang`` with a ``replace`` there — never in the committed
 go.mod — then runs ``go mod tidy`` and ``go build``. Go's own build cache keeps warm
 rebuilds fast. The binary reports the checkout's newest CHANGELOG release with a
-``+checkout`` suffix as the library version, since the checkout may be ahead of it. Failures print the command that failed with its output tail and exit
-non-zero.
+``+checkout`` suffix as the library version, since the checkout may be ahead of it.
+``--race`` builds with Go's race detector. Failures print the command that failed with its
+output tail and exit non-zero.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import re
+import shutil
 from pathlib import Path
 
 from .common import BuildError, cli, run_command
