@@ -120,7 +120,10 @@ def _scenario(draw: st.DrawFn, features: Features) -> dict[str, Any]:
     host: dict[str, Any] = {"hooks": hooks} if hooks else {}
     if draw(st.booleans()):  # in-process: the host answers every suspension itself
         host["waitFor"] = {"answers": _answers(draw, tools, turns)}
-        if draw(st.sampled_from([False, False, False, True])):
+        # A raise aborts the run: with two suspending calls in flight, whether the second
+        # reached waitFor first is timing, not behaviour.
+        first = _first_suspending(turns, {t["name"]: t for t in tools}, hooks)
+        if first is not None and len(first[1]) == 1 and draw(st.sampled_from([False, False, True])):
             host["waitFor"]["raise"] = True
     elif features.resume:
         _add_resume(draw, scenario, hooks)
@@ -151,16 +154,25 @@ def _suspends(call: dict[str, Any], tools: dict[str, dict[str, Any]], hooks: dic
     return hooked or tool.get("relay", False) or "suspend" in behaviour or "alwaysSuspend" in behaviour
 
 
+def _first_suspending(turns: list[dict[str, Any]], tools: dict[str, dict[str, Any]],
+                      hooks: dict[str, Any]) -> tuple[int, list[dict[str, Any]]] | None:
+    """The first turn with a suspending call, and that turn's suspending calls."""
+    for index, turn in enumerate(turns):
+        calls = [c for c in turn.get("toolCalls", []) if _suspends(c, tools, hooks)]
+        if calls:
+            return index, calls
+    return None
+
+
 def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]) -> None:
     """A durable run halts at the first turn with a suspending call: resume it with a drawn
     Answer (shorthand, results for some of that turn's calls, or declined), the rest of the
     script becoming the resumed phase's turns. A scenario that never halts gets no resume."""
-    tools = {t["name"]: t for t in scenario["toolkit"]["tools"]}
     turns = scenario["turns"]
-    halted = next((i for i, turn in enumerate(turns)
-                   if any(_suspends(c, tools, hooks) for c in turn.get("toolCalls", []))), None)
-    if halted is None or not draw(st.booleans()):
+    first = _first_suspending(turns, {t["name"]: t for t in scenario["toolkit"]["tools"]}, hooks)
+    if first is None or not draw(st.booleans()):
         return
+    halted = first[0]
     call_ids = [c["id"] for c in turns[halted]["toolCalls"]]
     answered = draw(st.lists(st.sampled_from(call_ids), max_size=len(call_ids), unique=True))
     answer = draw(st.sampled_from([
