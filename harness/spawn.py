@@ -28,11 +28,11 @@ def is_transient(exc: OSError) -> bool:
 
 def with_spawn_retry(spawn: Callable[[], T], *, attempts: int = ATTEMPTS, pause: float = PAUSE_S) -> T:
     """Call ``spawn`` (a Popen or subprocess.run); retry it on a transient OSError."""
-    for attempt in range(1, attempts + 1):
+    for attempt in range(1, attempts):
         try:
             return spawn()
         except OSError as exc:
-            if attempt == attempts or not is_transient(exc):
+            if not is_transient(exc):
                 raise
             time.sleep(pause * attempt)
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+    return spawn()  # the last attempt: whatever it raises is the caller's error

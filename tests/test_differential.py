@@ -88,14 +88,26 @@ def test_generated_resumes_halt_and_resume_in_a_restarted_shim(
     assert not differ(reference_shim, reference_shim, found, provider=shared_provider)
 
 
-def test_generated_hooks_and_raising_waitfor_are_valid_and_run(
-    reference_shim: ShimSession, shared_provider: FakeProvider
-) -> None:
-    hooked = _find(ALL, lambda s: any("suspend" in r for r in s.get("host", {}).get("hooks", {}).get("beforeTool", [])))
+def test_generated_hooks_and_raising_waitfor_take_effect(reference_shim: ShimSession, shared_provider: FakeProvider) -> None:
+    def first_turn_calls(scenario: dict[str, Any]) -> set[str]:
+        return {call["name"] for call in scenario["turns"][0].get("toolCalls", [])}
+
+    def hook_suspends_a_called_tool(scenario: dict[str, Any]) -> bool:
+        rules = scenario.get("host", {}).get("hooks", {}).get("beforeTool", [])
+        return any("suspend" in r and r["tool"] in first_turn_calls(scenario) for r in rules)
+
+    hooked = _find(ALL, hook_suspends_a_called_tool)
     assert "hooks" in hooked["requires"]
+    record = run_variant(next(as_scenario(hooked).variants()), reference_shim, shared_provider, timeout=10)
+    asked = {entry["event"]["name"] for entry in record.first.host.hooks if entry["name"] == "beforeTool"}
+    assert asked & first_turn_calls(hooked), f"the generated beforeTool hooks were never consulted: {record.first.host.hooks}"
+
     raising = _find(ALL, lambda s: s.get("host", {}).get("waitFor", {}).get("raise") is True)
+    record = run_variant(next(as_scenario(raising).variants()), reference_shim, shared_provider, timeout=10)
+    assert len(record.first.host.wait_for) == 1, "a raise is generated only where one call can reach waitFor"
+    assert record.first.error is not None, "a raising waitFor must abort the run"
     for scenario in (hooked, raising):
-        assert not differ(reference_shim, reference_shim, scenario, provider=shared_provider)
+        assert not differ(reference_shim, reference_shim, scenario, provider=shared_provider), "not deterministic"
 
 
 def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
