@@ -1,34 +1,41 @@
 """SPEC.md's rule catalogue and fixtures/rules.json must say the same thing.
 
-This module owns the parser for the catalogue format documented at the top of SPEC.md §3
-(anchor line, level-4 heading with backticked id and title, ``Level:`` line, ``Why:`` and
-``Checked by:`` paragraphs) and the checks that tie it to the registry. Every failure message
-lists the offending rule ids so a spec author can fix them without reading this file.
+This module owns the checks that tie the catalogue (parsed by ``spec_catalogue``, the format
+documented at the top of SPEC.md §3) to the registry: ids, titles, levels, anchors and the
+registry's own schema, and every rule's grounding (SPEC.md §1 "Grounding": a source class
+whose level bounds the rule's level, a section, a short quote for a document source, the
+same in both files). The ``test_broken_*`` tests feed the grounding checks deliberately broken
+catalogues so they are known to fail. Every failure message lists the offending rule ids so a
+spec author can fix them without reading this file.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from spec_catalogue import (
+    SOURCE_LEVELS,
+    ParsedSpec,
+    grounding_differences,
+    grounding_problems,
+    normalized_document,
+    parse_spec_text,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_PATH = ROOT / "SPEC.md"
 REGISTRY_PATH = ROOT / "fixtures" / "rules.json"
 
 RULE_ID = re.compile(r"^[a-z]+\.[a-z0-9-]+$")
-ANCHOR = re.compile(r'<a id="([^"]*)"></a>')
-ANCHOR_LINE = re.compile(r'^<a id="([^"]*)"></a>$')
-RULE_HEADING = re.compile(r"^#### `(?P<id>[^`]+)` — (?P<title>\S.*)$")
-LEVEL_LINE = re.compile(r"^Level: (?P<level>normative|advisory)$")
-RULE_LINK = re.compile(r"\]\(#([a-z]+\.[a-z0-9-]+)\)")
 LEVELS = ("normative", "advisory")
 
 # The pre-relay behaviours issue 2 names as spec gaps: each must have an advisory rule.
@@ -39,6 +46,19 @@ REQUIRED_ADVISORY_GAPS = {
     "resume of a non-relay halted call": "resume.non-relay-reexecutes",
 }
 MIN_RULES = 40
+
+GROUNDING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["source", "section"],
+    "properties": {
+        "source": {"enum": sorted(SOURCE_LEVELS)},
+        "section": {"type": "string", "minLength": 1},
+        "quote": {"type": "string", "minLength": 1},
+        "conflict": {"type": "string", "minLength": 1},
+        "note": {"type": "string", "minLength": 1},
+    },
+}
 
 REGISTRY_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -52,12 +72,13 @@ REGISTRY_SCHEMA: dict[str, Any] = {
             "items": {
                 "type": "object",
                 "additionalProperties": False,
-                "required": ["id", "title", "level", "anchor"],
+                "required": ["id", "title", "level", "anchor", "grounding"],
                 "properties": {
                     "id": {"type": "string", "pattern": RULE_ID.pattern},
                     "title": {"type": "string", "minLength": 1},
                     "level": {"enum": list(LEVELS)},
                     "anchor": {"type": "string", "minLength": 1},
+                    "grounding": GROUNDING_SCHEMA,
                 },
             },
         },
@@ -65,79 +86,9 @@ REGISTRY_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class SpecRule:
-    """One rule as written in SPEC.md."""
-
-    id: str
-    title: str
-    level: str | None
-    anchor: str | None
-    line: int
-    has_why: bool
-    has_checked_by: bool
-
-
-@dataclass
-class ParsedSpec:
-    rules: list[SpecRule] = field(default_factory=list)
-    anchors: list[str] = field(default_factory=list)
-    malformed_headings: list[str] = field(default_factory=list)
-    rule_links: list[str] = field(default_factory=list)
-
-    def by_id(self) -> dict[str, SpecRule]:
-        return {rule.id: rule for rule in self.rules}
-
-
-def _prose_lines(text: str) -> list[tuple[int, str]]:
-    """(line number, line) outside fenced code blocks, where the format example lives."""
-    out: list[tuple[int, str]] = []
-    fenced = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.startswith("```"):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append((number, line))
-    return out
-
-
-def _rule_at(lines: list[tuple[int, str]], index: int, match: re.Match[str]) -> SpecRule:
-    before = next((line for _, line in reversed(lines[:index]) if line.strip()), "")
-    anchor = ANCHOR_LINE.match(before.strip())
-    body: list[str] = []
-    for _, line in lines[index + 1 :]:
-        if line.startswith("#"):
-            break
-        body.append(line)
-    first = next((line for line in body if line.strip()), "")
-    level = LEVEL_LINE.match(first.strip())
-    return SpecRule(
-        id=match["id"],
-        title=match["title"].rstrip(),
-        level=level["level"] if level else None,
-        anchor=anchor[1] if anchor else None,
-        line=lines[index][0],
-        has_why=any(line.startswith("Why:") for line in body),
-        has_checked_by=any(line.startswith("Checked by:") for line in body),
-    )
-
-
 @cache
 def parse_spec() -> ParsedSpec:
-    lines = _prose_lines(SPEC_PATH.read_text(encoding="utf-8"))
-    parsed = ParsedSpec()
-    for index, (number, line) in enumerate(lines):
-        parsed.anchors.extend(ANCHOR.findall(line))
-        parsed.rule_links.extend(RULE_LINK.findall(line))
-        if not line.startswith("#### `"):
-            continue
-        match = RULE_HEADING.match(line)
-        if match is None:
-            parsed.malformed_headings.append(f"line {number}: {line}")
-            continue
-        parsed.rules.append(_rule_at(lines, index, match))
-    return parsed
+    return parse_spec_text(SPEC_PATH.read_text(encoding="utf-8"))
 
 
 @cache
@@ -258,3 +209,142 @@ def test_registry_anchors_exist_in_spec() -> None:
     anchors = set(parse_spec().anchors)
     missing = {f"{r['id']} -> #{r.get('anchor')}" for r in registry_rules() if r.get("anchor") not in anchors}
     assert not missing, "registry anchors with no matching anchor in SPEC.md:" + _listing(missing)
+
+
+# --- groundings ------------------------------------------------------------------------
+
+
+def test_spec_lists_the_owner_decisions() -> None:
+    decisions = parse_spec().decisions
+    expected = [f"D{n}" for n in range(1, len(decisions) + 1)]
+    assert decisions, "SPEC.md §1 lists no owner decision (rows '| D<n> | decision | level |')"
+    assert list(decisions) == expected, f"owner decisions are not numbered D1..D{len(decisions)}: {list(decisions)}"
+
+
+def test_every_registry_rule_is_grounded() -> None:
+    decisions = parse_spec().decisions
+    problems = [p for r in registry_rules() for p in grounding_problems(r["id"], r.get("level"), r.get("grounding"), decisions)]
+    assert not problems, f"rules in {REGISTRY_PATH.name} whose grounding does not hold:" + _listing(problems)
+
+
+def test_every_spec_rule_states_its_grounding() -> None:
+    parsed = parse_spec()
+    unreadable = [f"{r.id} (line {r.line}): {r.grounding_error}" for r in parsed.rules if r.grounding is None]
+    assert not unreadable, "rules in SPEC.md without a readable 'Grounding:' paragraph:" + _listing(unreadable)
+    problems = [p for r in parsed.rules for p in grounding_problems(r.id, r.level, r.grounding, parsed.decisions)]
+    assert not problems, "rules in SPEC.md whose grounding does not hold:" + _listing(problems)
+
+
+def test_grounding_agrees_between_spec_and_registry() -> None:
+    differing = grounding_differences(parse_spec().by_id(), registry_rules())
+    assert not differing, f"grounding differs between {REGISTRY_PATH.name} and SPEC.md:" + _listing(differing)
+
+
+# Where the documents quoted by groundings live on a machine that has them (never in the repo).
+DOCUMENTS = {
+    "upstream-spec": ("TOOLNEXUS_SRC", "SPEC.md"),
+    "adr-0010": ("TOOLNEXUS_ADR_0010", ""),
+}
+
+
+@pytest.mark.parametrize("source", sorted(DOCUMENTS))
+def test_quotes_are_words_of_their_document(source: str) -> None:
+    variable, inside = DOCUMENTS[source]
+    if not os.environ.get(variable):
+        pytest.skip(f"{variable} is not set: the {source} quotes cannot be compared with the document here")
+    path = Path(os.environ[variable]) / inside if inside else Path(os.environ[variable])
+    try:
+        document = normalized_document(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        pytest.fail(f"{variable}={os.environ[variable]}: cannot read {path}: {exc}")
+    missing = [
+        f"{r['id']}: {r['grounding']['quote']!r}"
+        for r in registry_rules()
+        if r.get("grounding", {}).get("source") == source
+        and normalized_document(r["grounding"].get("quote", "")) not in document
+    ]
+    assert not missing, f"quotes not found in {path} (markdown marks dropped, whitespace collapsed):" + _listing(missing)
+
+
+# --- the grounding checks fail on broken catalogues ---------------------------------------
+
+BROKEN_SPEC = """
+| D1 | a decision | normative |
+
+<a id="loop.one"></a>
+#### `loop.one` — One
+
+Level: normative
+
+Statement.
+
+Why: because.
+
+Checked by: `requests`.
+
+<a id="loop.two"></a>
+#### `loop.two` — Two
+
+Level: advisory
+
+Statement.
+
+Why: because.
+
+Checked by: `requests`.
+
+Grounding: golang-behaviour — port sources
+"""
+
+
+def test_broken_a_spec_rule_without_grounding_fails() -> None:
+    parsed = parse_spec_text(BROKEN_SPEC)
+    by_id = parsed.by_id()
+    assert by_id["loop.one"].grounding is None
+    assert by_id["loop.one"].grounding_error == "no 'Grounding:' paragraph"
+    assert grounding_problems("loop.one", "normative", by_id["loop.one"].grounding, parsed.decisions) == [
+        "loop.one: no grounding (say which document, owner decision or port behaviour it rests on)"
+    ]
+    assert by_id["loop.two"].grounding == {"source": "golang-behaviour", "section": "port sources"}
+    assert grounding_problems("loop.two", "advisory", by_id["loop.two"].grounding, parsed.decisions) == []
+
+
+def test_broken_a_registry_rule_without_grounding_fails() -> None:
+    registry = copy.deepcopy(load_registry())
+    victim = registry["rules"][0]
+    del victim["grounding"]
+    errors = [e.message for e in Draft202012Validator(REGISTRY_SCHEMA).iter_errors(registry)]
+    assert "'grounding' is a required property" in errors
+    problems = grounding_problems(victim["id"], victim["level"], victim.get("grounding"), parse_spec().decisions)
+    assert problems == [f"{victim['id']}: no grounding (say which document, owner decision or port behaviour it rests on)"]
+
+
+@pytest.mark.parametrize(
+    ("level", "grounding", "expected"),
+    [
+        ("normative", {"source": "golang-behaviour", "section": "x"}, "level 'normative' cannot rest on golang-behaviour alone (it allows advisory)"),
+        ("normative", {"source": "unpinned", "section": "x"}, "level 'normative' cannot rest on unpinned alone (it allows advisory)"),
+        ("advisory", {"source": "adr-0010", "section": "Decision 5", "quote": "q"}, "level 'advisory' cannot rest on adr-0010 alone (it allows normative)"),
+        ("advisory", {"source": "upstream-spec", "section": "§10", "quote": "q"}, "level 'advisory' cannot rest on upstream-spec alone (it allows normative)"),
+        ("advisory", {"source": "ports-agree", "section": "x"}, "level 'advisory' cannot rest on ports-agree alone (it allows normative)"),
+        ("normative", {"source": "owner-decision", "section": "D2"}, "level 'normative' but owner decision D2 is advisory"),
+        ("normative", {"source": "owner-decision", "section": "D99"}, "owner decision 'D99' is not in SPEC.md §1's list (D1, D2)"),
+        ("normative", {"source": "adr-0010", "section": "Decision 5"}, "grounded in adr-0010 but quotes none of its words"),
+        ("normative", {"source": "upstream-spec", "section": "§8", "quote": "w" * 161}, "quote of 161 characters; quote a few words (at most 160)"),
+        ("normative", {"source": "golang", "section": "x"}, "grounding source 'golang' is none of"),
+        ("normative", {"source": "upstream-spec", "section": " ", "quote": "q"}, "grounding from upstream-spec names no section"),
+    ],
+)
+def test_broken_grounding_inconsistent_with_level_fails(level: str, grounding: dict[str, str], expected: str) -> None:
+    problems = grounding_problems("loop.x", level, grounding, {"D1": "normative", "D2": "advisory"})
+    assert any(p.startswith(f"loop.x: {expected}") for p in problems), problems
+
+
+def test_broken_grounding_that_disagrees_between_files_fails() -> None:
+    registry = copy.deepcopy(registry_rules())
+    victim = next(r for r in registry if r["grounding"].get("quote"))
+    victim["grounding"]["quote"] += " (edited)"
+    victim["grounding"].pop("note", None)
+    differing = grounding_differences(parse_spec().by_id(), registry)
+    assert differing and all(d.startswith(f"{victim['id']}: grounding ") for d in differing), differing
+    assert any(" quote " in d for d in differing), differing
