@@ -25,6 +25,15 @@ NOT_DRIVEN = {
     "elixir": "no Elixir toolchain and no Hex package reachable here",
 }
 PORT_ORDER = ("reference", "python", "golang", "java")
+# Upstream's own scope for relay and durable resume (SPEC.md §1 "Upstream's preview scope"),
+# so a port maintainer reads a relay or resume failure against the right contract.
+PREVIEW_SCOPE = (
+    "Scope: upstream toolnexus (0.16.0) marks relay tools and durable resume as a `golang`-only",
+    "preview, \"NOT part of the §0 conformance contract\" (its SPEC §10 relay and durable-resume",
+    "subsections). This harness checks them because ADR 0010 makes them a six-port obligation, so a",
+    "failed `relay.*` or `resume.*` rule means \"not yet what ADR 0010 asks\", not a breach of",
+    "upstream's §0 contract. Every rule's source is given in `SPEC.md` and `fixtures/rules.json`.",
+)
 
 
 def cell(row: dict[str, Any] | None) -> str:
@@ -59,6 +68,8 @@ def render(reports: list[dict[str, Any]]) -> str:
         "lacks relay or resume; `divergence`: a check failed; `golden`: observables differ from the",
         "reference's); `gap n` advisory (spec-gap) differences; `FAIL n` unexpected failures; `n/a`",
         "exercised but not applicable to any variant; `—` not exercised.",
+        "",
+        *PREVIEW_SCOPE,
         "",
         "| port | library | driven? |",
         "|---|---|---|",

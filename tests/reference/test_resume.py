@@ -210,7 +210,7 @@ def test_later_real_call_filled_from_the_answer(style: str) -> None:
     assert out.log.ran("weather") == 1
 
 
-@rule("relay.shorthand-one-call-only", "resume.fills-later-slots", "resume.missing-result-text")
+@rule("relay.shorthand-several-calls", "resume.fills-later-slots", "resume.missing-result-text")
 @pytest.mark.parametrize("style", STYLES)
 def test_shorthand_does_not_answer_a_multi_call_request(style: str) -> None:
     """A two-relay-call Request answered with the shorthand: neither slot takes it."""
