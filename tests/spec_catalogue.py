@@ -181,7 +181,8 @@ def grounding_problems(rule_id: str, level: Any, grounding: Any, decisions: Mapp
     if source == "owner-decision" and isinstance(section, str):
         decided = decisions.get(section.strip())
         if decided is None:
-            problems.append(f"{rule_id}: owner decision {section!r} is not in SPEC.md §1's list ({', '.join(decisions)})")
+            listed = ", ".join(decisions)
+            problems.append(f"{rule_id}: owner decision {section!r} is not in SPEC.md §1's list ({listed})")
         elif decided != level:
             problems.append(f"{rule_id}: level {level!r} but owner decision {section} is {decided}")
     return problems
@@ -194,8 +195,9 @@ def grounding_differences(spec: Mapping[str, SpecRule], registry: Iterable[Mappi
         written = spec.get(str(rule.get("id")))
         if written is None:
             continue
-        stated = written.grounding or {}
-        recorded = rule.get("grounding") if isinstance(rule.get("grounding"), dict) else {}
+        stated: Mapping[str, Any] = written.grounding or {}
+        raw = rule.get("grounding")
+        recorded: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
         for name in GROUNDING_FIELDS:
             if stated.get(name) != recorded.get(name):
                 differing.append(
@@ -208,3 +210,18 @@ def normalized_document(text: str) -> str:
     """A document as quotes are compared with it: markdown emphasis and code marks dropped,
     whitespace collapsed."""
     return re.sub(r"\s+", " ", re.sub(r"[`*]", "", text)).strip()
+
+
+def quotes_missing(registry: Iterable[Mapping[str, Any]], source: str, document: str) -> list[str]:
+    """Rules grounded in ``source`` whose quote is not words of ``document`` (compared after
+    :func:`normalized_document` on both sides)."""
+    text = normalized_document(document)
+    missing: list[str] = []
+    for rule in registry:
+        grounding = rule.get("grounding")
+        if not isinstance(grounding, dict) or grounding.get("source") != source:
+            continue
+        quote = str(grounding.get("quote", ""))
+        if not quote or normalized_document(quote) not in text:
+            missing.append(f"{rule.get('id')}: {quote!r}")
+    return missing

@@ -27,8 +27,8 @@ from spec_catalogue import (
     ParsedSpec,
     grounding_differences,
     grounding_problems,
-    normalized_document,
     parse_spec_text,
+    quotes_missing,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,7 +223,9 @@ def test_spec_lists_the_owner_decisions() -> None:
 
 def test_every_registry_rule_is_grounded() -> None:
     decisions = parse_spec().decisions
-    problems = [p for r in registry_rules() for p in grounding_problems(r["id"], r.get("level"), r.get("grounding"), decisions)]
+    problems = [
+        p for r in registry_rules() for p in grounding_problems(r["id"], r.get("level"), r.get("grounding"), decisions)
+    ]
     assert not problems, f"rules in {REGISTRY_PATH.name} whose grounding does not hold:" + _listing(problems)
 
 
@@ -251,19 +253,14 @@ DOCUMENTS = {
 def test_quotes_are_words_of_their_document(source: str) -> None:
     variable, inside = DOCUMENTS[source]
     if not os.environ.get(variable):
-        pytest.skip(f"{variable} is not set: the {source} quotes cannot be compared with the document here")
+        pytest.skip(f"{variable} is not set: the {source} quotes cannot be compared with their document here")
     path = Path(os.environ[variable]) / inside if inside else Path(os.environ[variable])
     try:
-        document = normalized_document(path.read_text(encoding="utf-8"))
+        document = path.read_text(encoding="utf-8")
     except OSError as exc:
         pytest.fail(f"{variable}={os.environ[variable]}: cannot read {path}: {exc}")
-    missing = [
-        f"{r['id']}: {r['grounding']['quote']!r}"
-        for r in registry_rules()
-        if r.get("grounding", {}).get("source") == source
-        and normalized_document(r["grounding"].get("quote", "")) not in document
-    ]
-    assert not missing, f"quotes not found in {path} (markdown marks dropped, whitespace collapsed):" + _listing(missing)
+    missing = quotes_missing(registry_rules(), source, document)
+    assert not missing, f"quotes not in {path} (markdown marks dropped, whitespace collapsed):" + _listing(missing)
 
 
 # --- the grounding checks fail on broken catalogues ---------------------------------------
@@ -316,25 +313,32 @@ def test_broken_a_registry_rule_without_grounding_fails() -> None:
     errors = [e.message for e in Draft202012Validator(REGISTRY_SCHEMA).iter_errors(registry)]
     assert "'grounding' is a required property" in errors
     problems = grounding_problems(victim["id"], victim["level"], victim.get("grounding"), parse_spec().decisions)
-    assert problems == [f"{victim['id']}: no grounding (say which document, owner decision or port behaviour it rests on)"]
+    assert problems == [
+        f"{victim['id']}: no grounding (say which document, owner decision or port behaviour it rests on)"
+    ]
 
 
-@pytest.mark.parametrize(
-    ("level", "grounding", "expected"),
-    [
-        ("normative", {"source": "golang-behaviour", "section": "x"}, "level 'normative' cannot rest on golang-behaviour alone (it allows advisory)"),
-        ("normative", {"source": "unpinned", "section": "x"}, "level 'normative' cannot rest on unpinned alone (it allows advisory)"),
-        ("advisory", {"source": "adr-0010", "section": "Decision 5", "quote": "q"}, "level 'advisory' cannot rest on adr-0010 alone (it allows normative)"),
-        ("advisory", {"source": "upstream-spec", "section": "§10", "quote": "q"}, "level 'advisory' cannot rest on upstream-spec alone (it allows normative)"),
-        ("advisory", {"source": "ports-agree", "section": "x"}, "level 'advisory' cannot rest on ports-agree alone (it allows normative)"),
-        ("normative", {"source": "owner-decision", "section": "D2"}, "level 'normative' but owner decision D2 is advisory"),
-        ("normative", {"source": "owner-decision", "section": "D99"}, "owner decision 'D99' is not in SPEC.md §1's list (D1, D2)"),
-        ("normative", {"source": "adr-0010", "section": "Decision 5"}, "grounded in adr-0010 but quotes none of its words"),
-        ("normative", {"source": "upstream-spec", "section": "§8", "quote": "w" * 161}, "quote of 161 characters; quote a few words (at most 160)"),
-        ("normative", {"source": "golang", "section": "x"}, "grounding source 'golang' is none of"),
-        ("normative", {"source": "upstream-spec", "section": " ", "quote": "q"}, "grounding from upstream-spec names no section"),
-    ],
-)
+def _g(source: str, section: str = "x", quote: str | None = None) -> dict[str, str]:
+    return {"source": source, "section": section} | ({"quote": quote} if quote is not None else {})
+
+
+# (level, grounding, the start of the problem it must raise)
+BROKEN_GROUNDINGS = [
+    ("normative", _g("golang-behaviour"), "level 'normative' cannot rest on golang-behaviour alone"),
+    ("normative", _g("unpinned"), "level 'normative' cannot rest on unpinned alone"),
+    ("advisory", _g("adr-0010", "Decision 5", "q"), "level 'advisory' cannot rest on adr-0010 alone"),
+    ("advisory", _g("upstream-spec", "§10", "q"), "level 'advisory' cannot rest on upstream-spec alone"),
+    ("advisory", _g("ports-agree"), "level 'advisory' cannot rest on ports-agree alone"),
+    ("normative", _g("owner-decision", "D2"), "level 'normative' but owner decision D2 is advisory"),
+    ("normative", _g("owner-decision", "D99"), "owner decision 'D99' is not in SPEC.md §1's list (D1, D2)"),
+    ("normative", _g("adr-0010", "Decision 5"), "grounded in adr-0010 but quotes none of its words"),
+    ("normative", _g("upstream-spec", "§8", "w" * 161), "quote of 161 characters; quote a few words"),
+    ("normative", _g("golang"), "grounding source 'golang' is none of"),
+    ("normative", _g("upstream-spec", " ", "q"), "grounding from upstream-spec names no section"),
+]
+
+
+@pytest.mark.parametrize(("level", "grounding", "expected"), BROKEN_GROUNDINGS)
 def test_broken_grounding_inconsistent_with_level_fails(level: str, grounding: dict[str, str], expected: str) -> None:
     problems = grounding_problems("loop.x", level, grounding, {"D1": "normative", "D2": "advisory"})
     assert any(p.startswith(f"loop.x: {expected}") for p in problems), problems
@@ -348,3 +352,14 @@ def test_broken_grounding_that_disagrees_between_files_fails() -> None:
     differing = grounding_differences(parse_spec().by_id(), registry)
     assert differing and all(d.startswith(f"{victim['id']}: grounding ") for d in differing), differing
     assert any(" quote " in d for d in differing), differing
+
+
+def test_broken_a_quote_the_document_does_not_contain_fails() -> None:
+    document = "The **loop** stamps `id`\n  (the tool cannot know its own call id)."
+    rules = [
+        {"id": "relay.a", "grounding": _g("upstream-spec", "§10", "The loop stamps id (the tool")},
+        {"id": "relay.b", "grounding": _g("upstream-spec", "§10", "The loop stamps ids")},
+        {"id": "relay.c", "grounding": _g("adr-0010", "Decision 1", "not in this text")},
+    ]
+    assert quotes_missing(rules, "upstream-spec", document) == ["relay.b: 'The loop stamps ids'"]
+    assert quotes_missing(rules, "adr-0010", document) == ["relay.c: 'not in this text'"]
