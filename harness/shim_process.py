@@ -1,10 +1,14 @@
 """One shim subprocess and the JSON-RPC message pump over its stdio.
 
 :class:`ShimProcess` owns the process lifecycle (spawn, shutdown, terminate/kill, reap,
-restart) and three kinds of threads: a stdout reader that parses bounded lines and routes
-responses to waiting callers by id, a stderr drain that keeps a bounded tail, and a small
-pool that runs the caller's host handlers (``host.waitFor`` and friends) so several can be
-outstanding and any of them may block. The handshake lives in :mod:`harness.shim_session`.
+restart) and its threads: a stdout reader that parses bounded lines and routes responses
+to waiting callers by id, a stdin writer (:mod:`harness.shim_stdin`) so no thread ever
+blocks on a shim that stopped reading, a stderr drain that keeps a bounded tail, an exit
+waiter that notices the shim's exit at once even while a descendant holds its pipes, and a
+small pool that runs the caller's host handlers (``host.waitFor`` and friends) so several
+can be outstanding and any of them may block. Every call has one deadline covering both
+writing the request and reading the answer. The handshake lives in
+:mod:`harness.shim_session`; ending the shim's descendants in :mod:`harness.process_tree`.
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .errors import (HarnessError, HostHandlerFailed, HostRequestError, ProtocolError, ShimCallError,
-                     ShimCrashed, ShimError, ShimNotRunning, ShimProtocolError, ShimStartError, ShimTimeout)
-from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, Notification, Params, Request,
-                      Response, describe, excerpt, parse_message)
-from .shim_streams import StderrTail, Transcript
+from . import process_tree
+from .errors import (HarnessError, HostHandlerFailed, HostProtocolViolation, HostRequestError,
+                     OutgoingMessageTooLarge, ProtocolError, ShimCallError, ShimCrashed, ShimError, ShimNotRunning,
+                     ShimProtocolError, ShimStartError, ShimTimeout)
+from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, MessageTooLarge, Notification, Params,
+                      Request, Response, describe, excerpt, parse_message)
+from .shim_stdin import StdinWriter
+from .shim_streams import Redactor, StderrTail, Transcript
 from .spawn import with_spawn_retry
 
 HostHandler = Callable[[str, Any], Any]
@@ -36,6 +43,9 @@ Validator = Callable[[str, str, dict[str, Any]], None]
 
 CANCEL_METHOD = "$/cancel"
 EXIT_GRACE_SECONDS = 2.0  # how long to wait for exit/stderr EOF once stdout closed
+# Once the shim exited and its descendants were ended, how long the reader may take to
+# drain what is left in the stdout pipe before the exit is reported without it.
+DRAIN_AFTER_EXIT_SECONDS = 0.5
 
 
 @dataclass
@@ -45,6 +55,9 @@ class _PendingCall:
     handler: HostHandler | None
     future: Future[Response] = field(default_factory=Future)
     handler_failures: list[BaseException] = field(default_factory=list)
+    # Problems found while answering the shim's callbacks; each fails the call once it ends.
+    protocol_faults: list[str] = field(default_factory=list)
+    too_large: list[OutgoingMessageTooLarge] = field(default_factory=list)
 
 
 class ShimProcess:
@@ -61,20 +74,25 @@ class ShimProcess:
         self.validator = validator
         self.max_line_bytes = max_line_bytes
         self.handler_threads = handler_threads
-        self.transcript = Transcript()
+        self.redactor = Redactor()
+        self.transcript = Transcript(self.redactor)
         self._stderr_limit = stderr_tail_bytes
-        self._stderr = StderrTail(stderr_tail_bytes)
+        self._stderr = StderrTail(stderr_tail_bytes, self.redactor)
         self._argv: list[str] = []
         self._cwd: str | None = None
         self._env: Mapping[str, str] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._reap_lock = threading.Lock()  # nobody signals the group while another thread reaps
+        self._stdin: StdinWriter | None = None
+        self._token: str | None = None  # process_tree's instance token of the current process
+        self._stdout_eof = threading.Event()
         self._ids = itertools.count(1)
         self._pending: dict[int, _PendingCall] = {}
         self._fatal: ShimError | None = None  # set once the process is unusable
         self._fatal_delivered = False
         self._closing = False
+        self._stopping = False  # the harness is ending the process: its exit is no news
         self._threads: list[threading.Thread] = []
         self._pool: ThreadPoolExecutor | None = None
 
@@ -85,24 +103,29 @@ class ShimProcess:
             raise ShimStartError("shim process already started; use restart()", **self._context())
         self._argv, self._cwd, self._env = list(argv), cwd, env
         # A fresh tail per process: a straggler drain thread of the old one cannot pollute it.
-        self._stderr = StderrTail(self._stderr_limit)
+        self._stderr = StderrTail(self._stderr_limit, self.redactor)
+        self._token = process_tree.new_token()
+        child_env = {**(os.environ if env is None else env), process_tree.TOKEN_VAR: self._token}
         try:
             # A new session makes the shim a process-group leader, so kill() also reaches
             # children of wrapper commands (sh -c, go run, npx) that would hold the pipes open.
             self._proc = with_spawn_retry(lambda: subprocess.Popen(
                 self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
+                cwd=cwd, env=child_env, start_new_session=True,
             ))
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
-        self._fatal, self._fatal_delivered, self._closing = None, False, False
+        self._fatal, self._fatal_delivered, self._closing, self._stopping = None, False, False, False
         self._ids = itertools.count(1)
+        self._stdout_eof = threading.Event()
         self._pool = ThreadPoolExecutor(self.handler_threads, thread_name_prefix="shim-host")
         self.transcript.event(f"started pid {self._proc.pid}: {' '.join(self._argv)}")
-        assert self._proc.stdout is not None and self._proc.stderr is not None
+        assert self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
+        self._stdin = StdinWriter(self._proc.stdin)
         self._threads = [
             threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), name="shim-stdout", daemon=True),
             threading.Thread(target=self._stderr.drain, args=(self._proc.stderr,), name="shim-stderr", daemon=True),
+            threading.Thread(target=self._watch_exit, args=(self._proc,), name="shim-exit", daemon=True),
         ]
         for thread in self._threads:
             thread.start()
@@ -157,6 +180,8 @@ class ShimProcess:
             pending = _PendingCall(next(self._ids), method, handler)
             self._pending[pending.id] = pending
         try:
+            # The request only joins the stdin queue; the one deadline below covers the shim
+            # taking it off the pipe as well as answering it.
             self._send(Request(pending.id, method, params), method)
             try:
                 response = pending.future.result(timeout)
@@ -167,16 +192,32 @@ class ShimProcess:
         finally:
             with self._lock:
                 self._pending.pop(pending.id, None)
-        if pending.handler_failures:
-            first = pending.handler_failures[0]
-            raise HostHandlerFailed(f"a host handler raised while answering the shim during {method}: {first!r}") from first
+        self._raise_callback_problems(pending)
         if response.error is not None:
             err = response.error
+            message = self.redactor.scrub(err.message)
             raise ShimCallError(
-                f"shim answered {method} with error {describe(err.code)}: {err.message}",
-                code=err.code, message=err.message, data=err.data, **self._context(method),
+                f"shim answered {method} with error {describe(err.code)}: {message}",
+                code=err.code, message=message, data=self.redactor.scrub_json(err.data), **self._context(method),
             )
         return response.result
+
+    def _raise_callback_problems(self, pending: _PendingCall) -> None:
+        """What went wrong while the call's callbacks were answered fails the call, once it ended."""
+        if pending.handler_failures:
+            first = pending.handler_failures[0]
+            raise HostHandlerFailed(
+                f"a host handler raised while answering the shim during {pending.method}: {first!r}"
+            ) from first
+        if pending.too_large:
+            raise pending.too_large[0]
+        if pending.protocol_faults:
+            # The stream itself is intact, but a shim that breaks the protocol is not trusted
+            # further: the session restarts it before the next call.
+            raise ShimProtocolError(
+                f"shim broke the protocol during {pending.method}: {'; '.join(pending.protocol_faults)}",
+                **self._context(pending.method),
+            )
 
     def notify(self, method: str, params: Params = None) -> None:
         with self._lock:
@@ -197,28 +238,41 @@ class ShimProcess:
             )
 
     def _send(self, message: Message, method: str) -> None:
+        """Validate, frame and queue one message for the shim's stdin; never blocks.
+
+        Raises :class:`OutgoingMessageTooLarge` (nothing is sent) when the line would be over
+        the protocol's limit: the shim could not read it, and it is the scenario's data."""
         obj = message.to_json()
+        self.redactor.learn(obj)
         if self.validator is not None:
             self.validator("out", method, obj)
-        line = message.to_line()
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        try:
+            line = message.to_line(self.max_line_bytes)
+        except MessageTooLarge as exc:
+            raise OutgoingMessageTooLarge(
+                f"the harness refused to send {method} to the shim: {exc} of the shim protocol (SPEC §6). "
+                "The message is built from the scenario's data (prompt, toolkit, history, answers): "
+                "make the scenario smaller; the shim was not involved and stays usable",
+                method=method, size=exc.size, limit=exc.limit,
+            ) from None
+        stdin = self._stdin
+        if stdin is None:
             return
-        with self._write_lock:
+        with self._lock:  # queue order is transcript order
             self.transcript.record("out", line)
-            try:
-                proc.stdin.write(line)
-                proc.stdin.flush()
-            except (OSError, ValueError):
-                pass  # the process is gone; the stdout reader reports the exit to waiting calls
+            stdin.put(line)
 
     def _timed_out(self, pending: _PendingCall, timeout: float) -> ShimError:
+        backlog = self._stdin.backlog() if self._stdin is not None else None
         with contextlib.suppress(Exception):  # a failing validator must not mask the timeout
             self._send(Notification(CANCEL_METHOD, {"id": pending.id}), CANCEL_METHOD)
-        error = ShimTimeout(
-            f"shim did not answer {pending.method} within {timeout:g} s; sent {CANCEL_METHOD} and killed it",
-            timeout=timeout, **self._context(pending.method),
-        )
+        if backlog is not None and backlog.pending_bytes:
+            what = (f"shim stopped reading its stdin: {backlog.pending_bytes} bytes for it were still unwritten "
+                    f"after {timeout:g} s (none taken for {backlog.stalled_s:.1f} s; its stdin pipe is full) "
+                    f"during {pending.method}; killed it")
+        else:
+            what = f"shim did not answer {pending.method} within {timeout:g} s; sent {CANCEL_METHOD} and killed it"
+        error = ShimTimeout(what, timeout=timeout, **self._context(pending.method))
         if not self._mark_fatal(error, delivered=True):
             # Another failure (crash, protocol error) won the race; report that one instead.
             exc = pending.future.exception(timeout=0) if pending.future.done() else None
@@ -290,7 +344,7 @@ class ShimProcess:
             owner = next((p for p in self._pending.values() if p.handler is not None), None)
         if owner is None or self._pool is None:
             error = ErrorObject(ErrorCode.METHOD_NOT_FOUND, f"no host handler is active for {request.method}")
-            self._send(Response(request.id, error=error), request.method)
+            self._send(Response(request.id, error=error), request.method)  # queued: never blocks the reader
             return
         self._pool.submit(self._run_host_handler, owner, request)
 
@@ -299,19 +353,35 @@ class ShimProcess:
         try:
             try:
                 answer = Response(request.id, result=owner.handler(request.method, request.params))
+            except HostProtocolViolation as exc:
+                # Answered, so the shim does not wait forever; and it fails the call.
+                owner.protocol_faults.append(exc.message)
+                answer = Response(request.id, error=ErrorObject(exc.code, exc.message, exc.data))
             except HostRequestError as exc:
                 answer = Response(request.id, error=ErrorObject(exc.code, exc.message, exc.data))
             except HarnessError as exc:
                 # A deliberate refusal by the host (e.g. a scenario makes waitFor raise).
                 answer = Response(request.id, error=ErrorObject(ErrorCode.INTERNAL_ERROR, str(exc)))
             if self._fatal is None:  # otherwise the shim is gone or poisoned; nobody listens
-                self._send(answer, request.method)
+                self._send_answer(owner, request, answer)
         except Exception as exc:  # noqa: BLE001 - a harness bug: recorded, raised by call()
             owner.handler_failures.append(exc)
             if self._fatal is None:
                 error = ErrorObject(ErrorCode.INTERNAL_ERROR, f"harness host handler failed: {exc!r}")
                 with contextlib.suppress(Exception):  # already recorded above
                     self._send(Response(request.id, error=error), request.method)
+
+    def _send_answer(self, owner: _PendingCall, request: Request, answer: Response) -> None:
+        try:
+            self._send(answer, request.method)
+        except OutgoingMessageTooLarge as exc:
+            # The shim still gets an answer (an error it can fit), so its run can end; the
+            # call then fails with the size problem, blamed on the scenario.
+            owner.too_large.append(exc)
+            error = ErrorObject(ErrorCode.INTERNAL_ERROR, (
+                f"the harness could not send its answer: it is over the {exc.limit} byte line limit "
+                "of the shim protocol (a problem of the scenario's data)"))
+            self._send(Response(request.id, error=error), request.method)
 
     # ----------------------------------------------------------------- failures
 
@@ -323,6 +393,7 @@ class ShimProcess:
         self._mark_fatal(ShimProtocolError(f"shim broke the protocol: {reason}", **self._context()))
 
     def _on_eof(self) -> None:
+        self._stdout_eof.set()
         proc = self._proc
         if proc is None or self._fatal is not None:
             self._fail_pending(self._fatal)
@@ -330,10 +401,24 @@ class ShimProcess:
         if self._closing:
             self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()))
             return
-        exited = _wait_exit(proc, EXIT_GRACE_SECONDS)
-        _signal_group(proc, signal.SIGKILL)  # a hung leader or orphaned children of a wrapper
-        returncode = proc.wait()
-        status = _exit_status(returncode) if exited else "closed its stdout while still running (killed)"
+        self._report_exit(proc, self._token, exited=_wait_exit(proc, EXIT_GRACE_SECONDS))
+
+    def _watch_exit(self, proc: subprocess.Popen[bytes]) -> None:
+        """Notice the shim's exit at once, not when its stdout closes: a descendant that
+        inherited the pipe may hold it open for as long as it lives."""
+        token = self._token
+        with contextlib.suppress(ChildProcessError):  # already reaped by _stop: nothing to watch
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # blocks; does not reap
+        # Whatever the shim started ends with it, which also closes the pipes they hold.
+        self._end_tree(proc, token, signal.SIGKILL)
+        if self._stdout_eof.wait(DRAIN_AFTER_EXIT_SECONDS) or self._stopping or self._closing or proc is not self._proc:
+            return  # the reader reports the exit, after the shim's last lines
+        self._report_exit(proc, token, exited=True, note=" (something it started still held its stdout)")
+
+    def _report_exit(self, proc: subprocess.Popen[bytes], token: str | None, *, exited: bool, note: str = "") -> None:
+        self._end_tree(proc, token, signal.SIGKILL)  # a hung leader, or descendants that outlive it
+        returncode = self._reap(proc)
+        status = _exit_status(returncode) + note if exited else "closed its stdout while still running (killed)"
         self._stderr.wait_for_eof(EXIT_GRACE_SECONDS)  # the crash reason is usually the last stderr
         self._mark_fatal(ShimCrashed(f"shim {status}", returncode=returncode if exited else None, **self._context()))
 
@@ -358,17 +443,17 @@ class ShimProcess:
                 call.future.set_exception(error or ShimNotRunning("shim stopped", **self._context()))
 
     def _stop(self, proc: subprocess.Popen[bytes], *, grace: float) -> None:
-        """Close stdin, wait ``grace``, SIGTERM, then SIGKILL the whole group; always reap."""
-        with contextlib.suppress(OSError, ValueError):
-            if proc.stdin is not None:
-                proc.stdin.close()
+        """Close stdin, wait ``grace``, SIGTERM, then SIGKILL the shim and every descendant; always reap."""
+        token = self._token
+        self._stopping = True
+        if self._stdin is not None:
+            self._stdin.close()
         if not _wait_exit(proc, grace):
-            _signal_group(proc, signal.SIGTERM)
-            if not _wait_exit(proc, 2.0):
-                _signal_group(proc, signal.SIGKILL)
-        # The leader is not reaped yet, so its group id cannot have been reused: safe to kill.
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
+            self._end_tree(proc, token, signal.SIGTERM)
+            _wait_exit(proc, 2.0)
+        self._end_tree(proc, token, signal.SIGKILL)
+        self._reap(proc)
+        process_tree.end_descendants(None, token)  # a fork that raced the sweep above
         self._stderr.wait_for_eof(1.0)
         current = threading.current_thread()
         for thread in self._threads:
@@ -380,15 +465,26 @@ class ShimProcess:
             if stream is not None and (thread is current or not thread.is_alive()):
                 stream.close()
 
+    def _end_tree(self, proc: subprocess.Popen[bytes], token: str | None, sig: int) -> None:
+        """Signal the shim's group and every descendant (see :mod:`harness.process_tree`);
+        SIGKILL repeats until none is left."""
+        with self._reap_lock:
+            leader = None
+            if proc.returncode is None:  # not reaped: its group id cannot have been reused
+                leader = proc.pid
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, sig)
+        if sig == signal.SIGKILL:
+            process_tree.end_descendants(leader, token)
+        else:
+            process_tree.signal_all(process_tree.descendants(leader, token), sig)
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> int:
+        with self._reap_lock:
+            return proc.wait()
+
     def _context(self, method: str | None = None) -> dict[str, Any]:
         return {"command": self._argv, "cwd": self._cwd, "stderr_tail": self._stderr.text(), "method": method}
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    if proc.returncode is not None:
-        return  # already reaped: the group id may belong to someone else by now
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
 
 
 def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
