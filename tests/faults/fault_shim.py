@@ -138,7 +138,9 @@ async def inject(shim: ModuleType, instance: Any, fault: str, message: dict[str,
     if fault == "api-key-leak":
         key = params.get("apiKey")
         broken.log(f"connecting with api key {key}")
-        instance.channel.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": f"key {key} rejected"}})
+        # A port error is data (recorded, compared, kept in --artifacts): the key must not ride along.
+        error = {"code": -32001, "message": f"key {key} rejected", "data": {"kind": "provider", "key": key}}
+        instance.channel.send({"jsonrpc": "2.0", "id": rid, "error": error})
         return True
     raise AssertionError(fault)
 
