@@ -16,7 +16,8 @@ from typing import Any
 # ProtocolError (one bad wire line) lives in jsonrpc, the bottom of the import graph; it is
 # re-exported here so every harness error can be imported from one place.
 from .jsonrpc import ErrorCode
-from .jsonrpc import ProtocolError as ProtocolError
+from .jsonrpc import ProtocolError as ProtocolError  # noqa: PLC0414 - an explicit re-export
+
 # Enough of the stderr tail to diagnose a crash without drowning the report; the full
 # (bounded) tail stays available on the exception as ``stderr_tail``.
 SHOWN_STDERR_LINES = 40

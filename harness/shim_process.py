@@ -15,29 +15,22 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import signal
-import subprocess
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import InvalidStateError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
 from typing import IO, Any
 
-from . import process_tree
-from .errors import (HarnessError, HostHandlerFailed, HostProtocolViolation, HostRequestError,
-                     OutgoingMessageTooLarge, ProtocolError, ShimCallError, ShimCrashed, ShimError, ShimNotRunning,
+from .errors import (OutgoingMessageTooLarge, ProtocolError, ShimCallError, ShimCrashed, ShimError, ShimNotRunning,
                      ShimProtocolError, ShimStartError, ShimTimeout)
 from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, MessageTooLarge, Notification, Params,
                       Request, Response, describe, excerpt, parse_message)
+from .shim_callbacks import HostHandler, PendingCall, answer_callback
+from .shim_child import ShimChild, exit_status
 from .shim_stdin import StdinWriter
 from .shim_streams import Redactor, StderrTail, Transcript
-from .spawn import with_spawn_retry
 
-HostHandler = Callable[[str, Any], Any]
-"""Answers one shim→harness request: (method, params) -> result; raise HostRequestError to refuse."""
 Validator = Callable[[str, str, dict[str, Any]], None]
 """(direction "out"/"in", method, message object); raises to reject the message."""
 
@@ -46,18 +39,6 @@ EXIT_GRACE_SECONDS = 2.0  # how long to wait for exit/stderr EOF once stdout clo
 # Once the shim exited and its descendants were ended, how long the reader may take to
 # drain what is left in the stdout pipe before the exit is reported without it.
 DRAIN_AFTER_EXIT_SECONDS = 0.5
-
-
-@dataclass
-class _PendingCall:
-    id: int
-    method: str
-    handler: HostHandler | None
-    future: Future[Response] = field(default_factory=Future)
-    handler_failures: list[BaseException] = field(default_factory=list)
-    # Problems found while answering the shim's callbacks; each fails the call once it ends.
-    protocol_faults: list[str] = field(default_factory=list)
-    too_large: list[OutgoingMessageTooLarge] = field(default_factory=list)
 
 
 class ShimProcess:
@@ -81,14 +62,12 @@ class ShimProcess:
         self._argv: list[str] = []
         self._cwd: str | None = None
         self._env: Mapping[str, str] | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._child: ShimChild | None = None
         self._lock = threading.Lock()
-        self._reap_lock = threading.Lock()  # nobody signals the group while another thread reaps
         self._stdin: StdinWriter | None = None
-        self._token: str | None = None  # process_tree's instance token of the current process
         self._stdout_eof = threading.Event()
         self._ids = itertools.count(1)
-        self._pending: dict[int, _PendingCall] = {}
+        self._pending: dict[int, PendingCall] = {}
         self._fatal: ShimError | None = None  # set once the process is unusable
         self._fatal_delivered = False
         self._closing = False
@@ -99,33 +78,27 @@ class ShimProcess:
     # ----------------------------------------------------------------- lifecycle
 
     def start(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
-        if self._proc is not None:
+        if self._child is not None:
             raise ShimStartError("shim process already started; use restart()", **self._context())
         self._argv, self._cwd, self._env = list(argv), cwd, env
         # A fresh tail per process: a straggler drain thread of the old one cannot pollute it.
         self._stderr = StderrTail(self._stderr_limit, self.redactor)
-        self._token = process_tree.new_token()
-        child_env = {**(os.environ if env is None else env), process_tree.TOKEN_VAR: self._token}
         try:
-            # A new session makes the shim a process-group leader, so kill() also reaches
-            # children of wrapper commands (sh -c, go run, npx) that would hold the pipes open.
-            self._proc = with_spawn_retry(lambda: subprocess.Popen(
-                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, env=child_env, start_new_session=True,
-            ))
+            self._child = child = ShimChild(self._argv, cwd=cwd, env=env)
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
         self._fatal, self._fatal_delivered, self._closing, self._stopping = None, False, False, False
         self._ids = itertools.count(1)
         self._stdout_eof = threading.Event()
         self._pool = ThreadPoolExecutor(self.handler_threads, thread_name_prefix="shim-host")
-        self.transcript.event(f"started pid {self._proc.pid}: {' '.join(self._argv)}")
-        assert self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
-        self._stdin = StdinWriter(self._proc.stdin)
+        self.transcript.event(f"started pid {child.pid}: {' '.join(self._argv)}")
+        proc = child.proc
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._stdin = StdinWriter(proc.stdin)
         self._threads = [
-            threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), name="shim-stdout", daemon=True),
-            threading.Thread(target=self._stderr.drain, args=(self._proc.stderr,), name="shim-stderr", daemon=True),
-            threading.Thread(target=self._watch_exit, args=(self._proc,), name="shim-exit", daemon=True),
+            threading.Thread(target=self._read_stdout, args=(proc.stdout,), name="shim-stdout", daemon=True),
+            threading.Thread(target=self._stderr.drain, args=(proc.stderr,), name="shim-stderr", daemon=True),
+            threading.Thread(target=self._watch_exit, args=(child,), name="shim-exit", daemon=True),
         ]
         for thread in self._threads:
             thread.start()
@@ -138,16 +111,16 @@ class ShimProcess:
 
     def close(self, *, shutdown_timeout: float = 1.0) -> None:
         """Ask the shim to shut down, then terminate/kill it; always reaps the process."""
-        proc = self._proc
-        if proc is None:
+        child = self._child
+        if child is None:
             return
         self._closing = True
         if self.usable:
             with contextlib.suppress(ShimError):  # the kill below is the real guarantee
                 self.call("shutdown", None, timeout=shutdown_timeout)
         self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()), delivered=True)
-        self._stop(proc, grace=shutdown_timeout)
-        self._proc = None
+        self._stop(child, grace=shutdown_timeout)
+        self._child = None
 
     def __enter__(self) -> ShimProcess:
         return self
@@ -161,12 +134,17 @@ class ShimProcess:
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
+        return self._child.pid if self._child else None
+
+    @property
+    def instance_token(self) -> str | None:
+        """The token every process of this shim carries (see :mod:`harness.process_tree`)."""
+        return self._child.token if self._child else None
 
     @property
     def usable(self) -> bool:
         """True while calls can be made: started, running, and no fatal error seen."""
-        return self._proc is not None and self._fatal is None and not _wait_exit(self._proc, 0.0)
+        return self._child is not None and self._fatal is None and not self._child.exited()
 
     def stderr_tail(self) -> str:
         return self._stderr.text()
@@ -177,7 +155,7 @@ class ShimProcess:
         """Send a request and wait for its response; returns ``result`` or raises a ShimError."""
         with self._lock:
             self._raise_if_unusable(method)
-            pending = _PendingCall(next(self._ids), method, handler)
+            pending = PendingCall(next(self._ids), method, handler)
             self._pending[pending.id] = pending
         try:
             # The request only joins the stdin queue; the one deadline below covers the shim
@@ -192,7 +170,7 @@ class ShimProcess:
         finally:
             with self._lock:
                 self._pending.pop(pending.id, None)
-        self._raise_callback_problems(pending)
+        pending.raise_problems(self._context(method))
         if response.error is not None:
             err = response.error
             message = self.redactor.scrub(err.message)
@@ -202,30 +180,13 @@ class ShimProcess:
             )
         return response.result
 
-    def _raise_callback_problems(self, pending: _PendingCall) -> None:
-        """What went wrong while the call's callbacks were answered fails the call, once it ended."""
-        if pending.handler_failures:
-            first = pending.handler_failures[0]
-            raise HostHandlerFailed(
-                f"a host handler raised while answering the shim during {pending.method}: {first!r}"
-            ) from first
-        if pending.too_large:
-            raise pending.too_large[0]
-        if pending.protocol_faults:
-            # The stream itself is intact, but a shim that breaks the protocol is not trusted
-            # further: the session restarts it before the next call.
-            raise ShimProtocolError(
-                f"shim broke the protocol during {pending.method}: {'; '.join(pending.protocol_faults)}",
-                **self._context(pending.method),
-            )
-
     def notify(self, method: str, params: Params = None) -> None:
         with self._lock:
             self._raise_if_unusable(method)
         self._send(Notification(method, params), method)
 
     def _raise_if_unusable(self, method: str) -> None:
-        if self._proc is None:
+        if self._child is None:
             raise ShimNotRunning(f"cannot call {method}: the shim is not started", **self._context(method))
         if self._fatal is not None:
             if not self._fatal_delivered:
@@ -262,7 +223,7 @@ class ShimProcess:
             self.transcript.record("out", line)
             stdin.put(line)
 
-    def _timed_out(self, pending: _PendingCall, timeout: float) -> ShimError:
+    def _timed_out(self, pending: PendingCall, timeout: float) -> ShimError:
         backlog = self._stdin.backlog() if self._stdin is not None else None
         with contextlib.suppress(Exception):  # a failing validator must not mask the timeout
             self._send(Notification(CANCEL_METHOD, {"id": pending.id}), CANCEL_METHOD)
@@ -277,8 +238,8 @@ class ShimProcess:
             # Another failure (crash, protocol error) won the race; report that one instead.
             exc = pending.future.exception(timeout=0) if pending.future.done() else None
             return exc if isinstance(exc, ShimError) else error
-        if self._proc is not None:
-            self._stop(self._proc, grace=0.0)
+        if self._child is not None:
+            self._stop(self._child, grace=0.0)
         error.stderr_tail = self._stderr.text()  # the kill may have flushed more (e.g. a dump)
         return error
 
@@ -346,79 +307,42 @@ class ShimProcess:
             error = ErrorObject(ErrorCode.METHOD_NOT_FOUND, f"no host handler is active for {request.method}")
             self._send(Response(request.id, error=error), request.method)  # queued: never blocks the reader
             return
-        self._pool.submit(self._run_host_handler, owner, request)
-
-    def _run_host_handler(self, owner: _PendingCall, request: Request) -> None:
-        assert owner.handler is not None
-        try:
-            try:
-                answer = Response(request.id, result=owner.handler(request.method, request.params))
-            except HostProtocolViolation as exc:
-                # Answered, so the shim does not wait forever; and it fails the call.
-                owner.protocol_faults.append(exc.message)
-                answer = Response(request.id, error=ErrorObject(exc.code, exc.message, exc.data))
-            except HostRequestError as exc:
-                answer = Response(request.id, error=ErrorObject(exc.code, exc.message, exc.data))
-            except HarnessError as exc:
-                # A deliberate refusal by the host (e.g. a scenario makes waitFor raise).
-                answer = Response(request.id, error=ErrorObject(ErrorCode.INTERNAL_ERROR, str(exc)))
-            if self._fatal is None:  # otherwise the shim is gone or poisoned; nobody listens
-                self._send_answer(owner, request, answer)
-        except Exception as exc:  # noqa: BLE001 - a harness bug: recorded, raised by call()
-            owner.handler_failures.append(exc)
-            if self._fatal is None:
-                error = ErrorObject(ErrorCode.INTERNAL_ERROR, f"harness host handler failed: {exc!r}")
-                with contextlib.suppress(Exception):  # already recorded above
-                    self._send(Response(request.id, error=error), request.method)
-
-    def _send_answer(self, owner: _PendingCall, request: Request, answer: Response) -> None:
-        try:
-            self._send(answer, request.method)
-        except OutgoingMessageTooLarge as exc:
-            # The shim still gets an answer (an error it can fit), so its run can end; the
-            # call then fails with the size problem, blamed on the scenario.
-            owner.too_large.append(exc)
-            error = ErrorObject(ErrorCode.INTERNAL_ERROR, (
-                f"the harness could not send its answer: it is over the {exc.limit} byte line limit "
-                "of the shim protocol (a problem of the scenario's data)"))
-            self._send(Response(request.id, error=error), request.method)
+        self._pool.submit(answer_callback, owner, request, self._send, listening=lambda: self._fatal is None)
 
     # ----------------------------------------------------------------- failures
 
     def _protocol_violation(self, reason: str) -> None:
         """The stream cannot be trusted after a bad line: fail every call and kill the shim."""
         # Kill and reap first, so the caller wakes to a reaped process and a complete stderr tail.
-        if self._fatal is None and self._proc is not None:
-            self._stop(self._proc, grace=0.0)
+        if self._fatal is None and self._child is not None:
+            self._stop(self._child, grace=0.0)
         self._mark_fatal(ShimProtocolError(f"shim broke the protocol: {reason}", **self._context()))
 
     def _on_eof(self) -> None:
         self._stdout_eof.set()
-        proc = self._proc
-        if proc is None or self._fatal is not None:
+        child = self._child
+        if child is None or self._fatal is not None:
             self._fail_pending(self._fatal)
             return
         if self._closing:
             self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()))
             return
-        self._report_exit(proc, self._token, exited=_wait_exit(proc, EXIT_GRACE_SECONDS))
+        self._report_exit(child, exited=child.exited(EXIT_GRACE_SECONDS))
 
-    def _watch_exit(self, proc: subprocess.Popen[bytes]) -> None:
+    def _watch_exit(self, child: ShimChild) -> None:
         """Notice the shim's exit at once, not when its stdout closes: a descendant that
         inherited the pipe may hold it open for as long as it lives."""
-        token = self._token
-        with contextlib.suppress(ChildProcessError):  # already reaped by _stop: nothing to watch
-            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # blocks; does not reap
+        child.wait_for_exit()
         # Whatever the shim started ends with it, which also closes the pipes they hold.
-        self._end_tree(proc, token, signal.SIGKILL)
-        if self._stdout_eof.wait(DRAIN_AFTER_EXIT_SECONDS) or self._stopping or self._closing or proc is not self._proc:
+        child.end_tree(signal.SIGKILL)
+        if self._stdout_eof.wait(DRAIN_AFTER_EXIT_SECONDS) or self._stopping or self._closing or child is not self._child:
             return  # the reader reports the exit, after the shim's last lines
-        self._report_exit(proc, token, exited=True, note=" (something it started still held its stdout)")
+        self._report_exit(child, exited=True, note=" (something it started still held its stdout)")
 
-    def _report_exit(self, proc: subprocess.Popen[bytes], token: str | None, *, exited: bool, note: str = "") -> None:
-        self._end_tree(proc, token, signal.SIGKILL)  # a hung leader, or descendants that outlive it
-        returncode = self._reap(proc)
-        status = _exit_status(returncode) + note if exited else "closed its stdout while still running (killed)"
+    def _report_exit(self, child: ShimChild, *, exited: bool, note: str = "") -> None:
+        child.end_tree(signal.SIGKILL)  # a hung leader, or descendants that outlive it
+        returncode = child.reap()
+        status = exit_status(returncode) + note if exited else "closed its stdout while still running (killed)"
         self._stderr.wait_for_eof(EXIT_GRACE_SECONDS)  # the crash reason is usually the last stderr
         self._mark_fatal(ShimCrashed(f"shim {status}", returncode=returncode if exited else None, **self._context()))
 
@@ -435,25 +359,19 @@ class ShimProcess:
         self._fail_pending(error, pending)
         return True
 
-    def _fail_pending(self, error: ShimError | None, pending: list[_PendingCall] | None = None) -> None:
+    def _fail_pending(self, error: ShimError | None, pending: list[PendingCall] | None = None) -> None:
         with self._lock:
             calls = list(self._pending.values()) if pending is None else pending
         for call in calls:
             with contextlib.suppress(InvalidStateError):  # it may complete concurrently
                 call.future.set_exception(error or ShimNotRunning("shim stopped", **self._context()))
 
-    def _stop(self, proc: subprocess.Popen[bytes], *, grace: float) -> None:
-        """Close stdin, wait ``grace``, SIGTERM, then SIGKILL the shim and every descendant; always reap."""
-        token = self._token
+    def _stop(self, child: ShimChild, *, grace: float) -> None:
+        """Close stdin, wait ``grace``, then end the shim and every descendant; always reap."""
         self._stopping = True
         if self._stdin is not None:
             self._stdin.close()
-        if not _wait_exit(proc, grace):
-            self._end_tree(proc, token, signal.SIGTERM)
-            _wait_exit(proc, 2.0)
-        self._end_tree(proc, token, signal.SIGKILL)
-        self._reap(proc)
-        process_tree.end_descendants(None, token)  # a fork that raced the sweep above
+        child.terminate(grace)
         self._stderr.wait_for_eof(1.0)
         current = threading.current_thread()
         for thread in self._threads:
@@ -461,52 +379,9 @@ class ShimProcess:
                 thread.join(1.0)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        for thread, stream in zip(self._threads, (proc.stdout, proc.stderr)):
+        for thread, stream in zip(self._threads, (child.proc.stdout, child.proc.stderr)):
             if stream is not None and (thread is current or not thread.is_alive()):
                 stream.close()
 
-    def _end_tree(self, proc: subprocess.Popen[bytes], token: str | None, sig: int) -> None:
-        """Signal the shim's group and every descendant (see :mod:`harness.process_tree`);
-        SIGKILL repeats until none is left."""
-        with self._reap_lock:
-            leader = None
-            if proc.returncode is None:  # not reaped: its group id cannot have been reused
-                leader = proc.pid
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, sig)
-        if sig == signal.SIGKILL:
-            process_tree.end_descendants(leader, token)
-        else:
-            process_tree.signal_all(process_tree.descendants(leader, token), sig)
-
-    def _reap(self, proc: subprocess.Popen[bytes]) -> int:
-        with self._reap_lock:
-            return proc.wait()
-
     def _context(self, method: str | None = None) -> dict[str, Any]:
         return {"command": self._argv, "cwd": self._cwd, "stderr_tail": self._stderr.text(), "method": method}
-
-
-def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait for the process to exit *without reaping it* (so its group id stays ours)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-        except ChildProcessError:
-            return True  # already reaped elsewhere
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-
-
-def _exit_status(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by signal {-returncode} ({name})"
-    return f"exited with code {returncode}"
-

@@ -14,7 +14,14 @@ import resource
 from pathlib import Path
 
 import pytest
-from conftest import SCENARIO, TARGET, VARIANTS, fault_command, our_leftovers, run_conformance
+from conftest import (
+    SCENARIO,
+    TARGET,
+    VARIANTS,
+    fault_command,
+    our_leftovers,
+    run_conformance,
+)
 
 from harness.jsonrpc import MAX_MESSAGE_BYTES
 from harness.runner import API_KEY

@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import SCENARIO, TARGET, VARIANTS, alive, fault_command, our_leftovers, pid_from, run_conformance
+from conftest import (
+    SCENARIO,
+    TARGET,
+    VARIANTS,
+    alive,
+    fault_command,
+    our_leftovers,
+    pid_from,
+    run_conformance,
+)
 
 PATIENT = 30.0  # a per-call timeout the fault must not wait for
 SHORT = 2.0  # a per-call timeout the fault does wait for

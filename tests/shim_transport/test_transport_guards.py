@@ -17,7 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import process_tree
-from harness.errors import OutgoingMessageTooLarge, ShimCrashed, ShimProtocolError, ShimTimeout
+from harness.errors import (
+    OutgoingMessageTooLarge,
+    ShimCrashed,
+    ShimProtocolError,
+    ShimTimeout,
+)
 from harness.host import Host, HostLog, Store
 from harness.jsonrpc import MessageTooLarge, encode_line, min_encoded_size
 from harness.shim_process import ShimProcess
@@ -52,7 +57,7 @@ def test_an_exit_is_noticed_at_once_while_a_setsid_grandchild_holds_stdout(shim:
         shim.call("initialize", INIT, timeout=30.0)
     assert time.monotonic() - began < 5.0, "the exit was noticed only at the call timeout"
     assert "started" in str(info.value)
-    assert process_tree.descendants(None, shim._token) == set(), "the setsid grandchild survived the shim"
+    assert process_tree.descendants(None, shim.instance_token) == set(), "the setsid grandchild survived the shim"
 
 
 def test_a_message_over_the_line_limit_is_not_sent_and_the_shim_stays_usable() -> None:
