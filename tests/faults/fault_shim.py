@@ -138,6 +138,7 @@ async def inject(shim: ModuleType, instance: Any, fault: str, message: dict[str,
     if fault == "api-key-leak":
         key = params.get("apiKey")
         broken.log(f"connecting with api key {key}")
+        time.sleep(0.5)  # the harness drains stderr on a thread: let the line arrive before the answer
         # A port error is data (recorded, compared, kept in --artifacts): the key must not ride along.
         error = {"code": -32001, "message": f"key {key} rejected", "data": {"kind": "provider", "key": key}}
         instance.channel.send({"jsonrpc": "2.0", "id": rid, "error": error})

@@ -14,7 +14,7 @@ import resource
 from pathlib import Path
 
 import pytest
-from conftest import (
+from faultkit import (
     SCENARIO,
     TARGET,
     VARIANTS,
@@ -69,15 +69,15 @@ def test_the_api_key_is_in_nothing_a_failing_run_writes(pytester: pytest.Pyteste
         f"--artifacts={artifacts}", f"--junitxml={junit}", f"--conformance-report={report}",
     )
     assert run.outcome == {"passed": VARIANTS - 1, "failed": 1, "error": 0}, run.text
-    # The shim echoed the key on stderr and in its port error; both are kept, redacted.
-    assert "connecting with api key <redacted>" in run.text
     files = [p for p in (*written.rglob("*"), *pytester.path.rglob("*")) if p.is_file()]
     saved = sorted(p.name for p in artifacts.iterdir())
     assert saved == [f"{TARGET.replace('[', '__').rstrip(']')}.json"], saved
     artifact = json.loads((artifacts / saved[0]).read_text(encoding="utf-8"))
     assert artifact["jsonrpc"] and artifact["phases"], "the artifact must hold the exchange and the phase"
     assert artifact["phases"][0]["params"]["apiKey"] == "<redacted>"
+    # The shim echoed the key on stderr and in its port error; both are kept, redacted.
     assert artifact["phases"][0]["error"] == {"kind": "provider", "message": "key <redacted> rejected"}
+    assert "broken shim: connecting with api key <redacted>" in artifact["stderr"]
     assert junit in files and report in files
     leaks = [str(p) for p in files if API_KEY.encode() in p.read_bytes()]
     assert leaks == [], f"the API key was written to {leaks}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import (
+from faultkit import (
     SCENARIO,
     TARGET,
     VARIANTS,
