@@ -205,9 +205,7 @@ class ShimProcess:
         the protocol's limit: the shim could not read it, and it is the scenario's data."""
         obj = message.to_json()
         self.redactor.learn(obj)
-        if self.validator is not None:
-            self.validator("out", method, obj)
-        try:
+        try:  # first: a 50 MB prompt is refused before it is validated or serialized
             line = message.to_line(self.max_line_bytes)
         except MessageTooLarge as exc:
             raise OutgoingMessageTooLarge(
@@ -216,6 +214,8 @@ class ShimProcess:
                 "make the scenario smaller; the shim was not involved and stays usable",
                 method=method, size=exc.size, limit=exc.limit,
             ) from None
+        if self.validator is not None:
+            self.validator("out", method, obj)
         stdin = self._stdin
         if stdin is None:
             return

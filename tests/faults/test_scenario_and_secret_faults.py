@@ -56,6 +56,7 @@ def test_a_scenario_too_large_to_send_is_refused_as_a_scenario_problem(pytester:
     assert "(normative, scenario)" in run.text and "(normative, transport)" not in run.text, "the shim is blamed"
     assert "shim broke the protocol" not in run.text and "restart" not in run.text.replace("stays usable", "")
     assert not run.harness_tracebacks(), run.text[-3000:]
+    assert run.seconds < 60, f"the run took {run.seconds:.1f} s"
     assert added_kb < MEMORY_BUDGET_KB, f"the run added {added_kb // 1024} MiB to the peak memory"
     assert our_leftovers() == []
 
@@ -82,4 +83,5 @@ def test_the_api_key_is_in_nothing_a_failing_run_writes(pytester: pytest.Pyteste
     leaks = [str(p) for p in files if API_KEY.encode() in p.read_bytes()]
     assert leaks == [], f"the API key was written to {leaks}"
     assert API_KEY not in run.text, "the API key reached the run's output"
+    assert run.seconds < 30, f"the run took {run.seconds:.1f} s"
     assert our_leftovers() == []
