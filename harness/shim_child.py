@@ -61,8 +61,9 @@ class ShimChild:
         with contextlib.suppress(ChildProcessError):  # already reaped: it has exited
             os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT)
 
-    def end_tree(self, sig: int) -> None:
-        """Signal the group and every descendant; with SIGKILL, sweep until none is left."""
+    def end_tree(self, sig: int) -> int:
+        """Signal the group and every descendant; with SIGKILL, sweep until none is left.
+        Returns how many descendants (besides the leader's group) were signalled."""
         with self._lock:
             leader = None
             if self.proc.returncode is None:  # not reaped: its group id cannot have been reused
@@ -70,9 +71,10 @@ class ShimChild:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.proc.pid, sig)
         if sig == signal.SIGKILL:
-            process_tree.end_descendants(leader, self.token)
-        else:
-            process_tree.signal_all(process_tree.descendants(leader, self.token), sig)
+            return process_tree.end_descendants(leader, self.token)
+        found = process_tree.descendants(leader, self.token)
+        process_tree.signal_all(found, sig)
+        return len(found)
 
     def reap(self) -> int:
         with self._lock:
@@ -83,9 +85,10 @@ class ShimChild:
         if not self.exited(grace):
             self.end_tree(signal.SIGTERM)
             self.exited(TERM_GRACE_SECONDS)
-        self.end_tree(signal.SIGKILL)
+        ended = self.end_tree(signal.SIGKILL)
         returncode = self.reap()
-        process_tree.end_descendants(None, self.token)  # a fork that raced the sweep above
+        if ended:  # something was alive to fork: sweep once more for a fork that raced the kill
+            process_tree.end_descendants(None, self.token)
         return returncode
 
 

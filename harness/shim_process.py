@@ -65,13 +65,14 @@ class ShimProcess:
         self._child: ShimChild | None = None
         self._lock = threading.Lock()
         self._stdin: StdinWriter | None = None
-        self._stdout_eof = threading.Event()
+        # Set once the exit is someone else's to report: the reader saw EOF, or the harness
+        # is stopping the shim itself. Until then the exit waiter may report it.
+        self._exit_owned = threading.Event()
         self._ids = itertools.count(1)
         self._pending: dict[int, PendingCall] = {}
         self._fatal: ShimError | None = None  # set once the process is unusable
         self._fatal_delivered = False
         self._closing = False
-        self._stopping = False  # the harness is ending the process: its exit is no news
         self._threads: list[threading.Thread] = []
         self._pool: ThreadPoolExecutor | None = None
 
@@ -87,9 +88,9 @@ class ShimProcess:
             self._child = child = ShimChild(self._argv, cwd=cwd, env=env)
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
-        self._fatal, self._fatal_delivered, self._closing, self._stopping = None, False, False, False
+        self._fatal, self._fatal_delivered, self._closing = None, False, False
         self._ids = itertools.count(1)
-        self._stdout_eof = threading.Event()
+        self._exit_owned = threading.Event()
         self._pool = ThreadPoolExecutor(self.handler_threads, thread_name_prefix="shim-host")
         self.transcript.event(f"started pid {child.pid}: {' '.join(self._argv)}")
         proc = child.proc
@@ -319,7 +320,7 @@ class ShimProcess:
         self._mark_fatal(ShimProtocolError(f"shim broke the protocol: {reason}", **self._context()))
 
     def _on_eof(self) -> None:
-        self._stdout_eof.set()
+        self._exit_owned.set()
         child = self._child
         if child is None or self._fatal is not None:
             self._fail_pending(self._fatal)
@@ -333,9 +334,11 @@ class ShimProcess:
         """Notice the shim's exit at once, not when its stdout closes: a descendant that
         inherited the pipe may hold it open for as long as it lives."""
         child.wait_for_exit()
+        if self._exit_owned.is_set():
+            return  # the harness is stopping it: _stop ends the tree and reaps
         # Whatever the shim started ends with it, which also closes the pipes they hold.
         child.end_tree(signal.SIGKILL)
-        if self._stdout_eof.wait(DRAIN_AFTER_EXIT_SECONDS) or self._stopping or self._closing or child is not self._child:
+        if self._exit_owned.wait(DRAIN_AFTER_EXIT_SECONDS) or self._closing or child is not self._child:
             return  # the reader reports the exit, after the shim's last lines
         self._report_exit(child, exited=True, note=" (something it started still held its stdout)")
 
@@ -368,7 +371,7 @@ class ShimProcess:
 
     def _stop(self, child: ShimChild, *, grace: float) -> None:
         """Close stdin, wait ``grace``, then end the shim and every descendant; always reap."""
-        self._stopping = True
+        self._exit_owned.set()  # the harness is ending the process: its exit is no news
         if self._stdin is not None:
             self._stdin.close()
         child.terminate(grace)

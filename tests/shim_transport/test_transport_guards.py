@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CALL_TIMEOUT, assert_reaped, faux_command
+from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 from hypothesis import given
 from hypothesis import strategies as st
 
