@@ -37,8 +37,9 @@ class PendingCall:
     protocol_faults: list[str] = field(default_factory=list)
     too_large: list[OutgoingMessageTooLarge] = field(default_factory=list)
 
-    def raise_problems(self, context: dict[str, Any]) -> None:
-        """Fail the (ended) call with the first problem its callbacks had, if any."""
+    def raise_problems(self, context: Callable[[], dict[str, Any]]) -> None:
+        """Fail the (ended) call with the first problem its callbacks had, if any; ``context()``
+        gives the error's shim context (command, stderr tail) when one is raised."""
         if self.handler_failures:
             first = self.handler_failures[0]
             raise HostHandlerFailed(
@@ -50,7 +51,7 @@ class PendingCall:
             # The stream itself is intact, but a shim that breaks the protocol is not trusted
             # further: the session restarts it before the next call.
             raise ShimProtocolError(
-                f"shim broke the protocol during {self.method}: {'; '.join(self.protocol_faults)}", **context
+                f"shim broke the protocol during {self.method}: {'; '.join(self.protocol_faults)}", **context()
             )
 
 

@@ -171,7 +171,7 @@ class ShimProcess:
         finally:
             with self._lock:
                 self._pending.pop(pending.id, None)
-        pending.raise_problems(self._context(method))
+        pending.raise_problems(lambda: self._context(method))
         if response.error is not None:
             err = response.error
             message = self.redactor.scrub(err.message)

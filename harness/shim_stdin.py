@@ -3,9 +3,9 @@
 A shim that stops reading its stdin fills the pipe (64 KiB on Linux); a blocking write
 then parks the writer for good. If that writer were the stdout reader answering a
 callback, or a caller holding a lock, every later call would wait forever (issue 7's
-deadlock). Here callers only queue lines (:meth:`StdinWriter.put` never blocks); one
-thread writes them with non-blocking writes and a poll that wakes it to notice
-:meth:`close`. How far behind the shim is (:meth:`backlog`) lets a timed-out call say
+deadlock). Here no write blocks: :meth:`StdinWriter.put` writes what the pipe takes at
+once (non-blocking) and queues the rest; one thread writes the queue as the shim reads,
+with a poll that wakes it to notice :meth:`close`. How far behind the shim is (:meth:`backlog`) lets a timed-out call say
 "the shim stopped reading its stdin" instead of "the shim did not answer".
 """
 
@@ -49,15 +49,34 @@ class StdinWriter:
 
     def put(self, line: bytes) -> None:
         """Queue ``line``; dropped silently once the pipe is broken (the exit is reported by
-        whoever watches the process, with its status and stderr)."""
+        whoever watches the process, with its status and stderr).
+
+        With nothing queued the line is written at once, non-blocking: the common case costs
+        no thread hand-off, and whatever the pipe cannot take now goes to the writer thread."""
         with self._cond:
             if self._closed or self._broken:
                 return
+            view = memoryview(line)
             if not self._queue:
                 self._last_progress = time.monotonic()  # stalled time counts from now
-            self._queue.append(memoryview(line))
-            self._pending += len(line)
+                view = view[self._write_now(view):]
+                if not view:
+                    return
+            self._queue.append(view)
+            self._pending += len(view)
             self._cond.notify()
+
+    def _write_now(self, view: memoryview) -> int:
+        """One non-blocking write, under the lock (so writes never interleave); bytes taken."""
+        try:
+            return os.write(self._fd, view)
+        except BlockingIOError:
+            return 0
+        except (OSError, ValueError):  # EPIPE/EBADF: the shim is gone
+            self._broken = True
+            self._queue.clear()
+            self._pending = 0
+            return len(view)
 
     def backlog(self) -> Backlog:
         with self._cond:
@@ -81,24 +100,18 @@ class StdinWriter:
             with self._cond:
                 while not self._queue and not self._closed:
                     self._cond.wait()
-                if self._closed:
+                if self._closed or self._broken:
                     return
                 chunk = self._queue[0]
-            try:
-                written = os.write(self._fd, chunk)
-            except BlockingIOError:
-                poller.poll(POLL_MS)  # the shim is not reading: wait for room, or for close()
-                continue
-            except (OSError, ValueError):  # EPIPE/EBADF: the shim is gone
-                with self._cond:
-                    self._broken = True
-                    self._queue.clear()
-                    self._pending = 0
-                return
-            with self._cond:
-                self._last_progress = time.monotonic()
-                self._pending -= written
-                if written == len(chunk):
-                    self._queue.popleft()
-                else:
-                    self._queue[0] = chunk[written:]
+                written = self._write_now(chunk)
+                if self._broken:
+                    return
+                if written:
+                    self._last_progress = time.monotonic()
+                    self._pending -= written
+                    if written == len(chunk):
+                        self._queue.popleft()
+                    else:
+                        self._queue[0] = chunk[written:]
+                    continue
+            poller.poll(POLL_MS)  # the shim is not reading: wait for room, or for close()
