@@ -138,7 +138,7 @@ async def inject(shim: ModuleType, instance: Any, fault: str, message: dict[str,
     if fault == "api-key-leak":
         key = params.get("apiKey")
         broken.log(f"connecting with api key {key}")
-        time.sleep(0.5)  # the harness drains stderr on a thread: let the line arrive before the answer
+        await asyncio.sleep(0.5)  # the harness drains stderr on a thread: let the line arrive before the answer
         # A port error is data (recorded, compared, kept in --artifacts): the key must not ride along.
         error = {"code": -32001, "message": f"key {key} rejected", "data": {"kind": "provider", "key": key}}
         instance.channel.send({"jsonrpc": "2.0", "id": rid, "error": error})
@@ -151,9 +151,9 @@ def install(shim: ModuleType, fault: str, target: str, pidfile: str) -> None:
 
     async def dispatch(instance: Any, handlers: dict[str, Any], message: dict[str, Any]) -> None:
         shim.channel_send = instance.channel.send
-        if message.get("method") == "client.run" and broken.targeted(target, message.get("params") or {}):
-            if await inject(shim, instance, fault, message, pidfile):
-                return
+        hit = message.get("method") == "client.run" and broken.targeted(target, message.get("params") or {})
+        if hit and await inject(shim, instance, fault, message, pidfile):
+            return
         await original(instance, handlers, message)
 
     shim._dispatch = dispatch
