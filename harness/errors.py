@@ -13,6 +13,11 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
+# ProtocolError (one bad wire line) lives in jsonrpc, the bottom of the import graph; it is
+# re-exported here so every harness error can be imported from one place.
+from .jsonrpc import ErrorCode
+from .jsonrpc import ProtocolError as ProtocolError  # noqa: PLC0414 - an explicit re-export
+
 # Enough of the stderr tail to diagnose a crash without drowning the report; the full
 # (bounded) tail stays available on the exception as ``stderr_tail``.
 SHOWN_STDERR_LINES = 40
@@ -20,10 +25,6 @@ SHOWN_STDERR_LINES = 40
 
 class HarnessError(Exception):
     """Base of every error the harness raises on purpose."""
-
-
-class ProtocolError(HarnessError, ValueError):
-    """One line on the wire is not a valid JSON-RPC 2.0 message (one-line message)."""
 
 
 class HostRequestError(HarnessError):
@@ -34,6 +35,12 @@ class HostRequestError(HarnessError):
         self.code = code
         self.message = message
         self.data = data
+
+
+class HostProtocolViolation(HostRequestError):
+    """A shim→harness request the protocol does not allow (e.g. an unknown ``host.*``
+    method): answered with this JSON-RPC error so the shim does not hang, and it fails
+    the call that was running, as a protocol error."""
 
 
 def render_command(argv: Sequence[str] | None, cwd: str | None = None) -> str:
@@ -137,14 +144,22 @@ class ShimCallError(ShimError):
 
     @property
     def is_port_error(self) -> bool:
-        from .jsonrpc import ErrorCode  # local import: jsonrpc imports this module
-
         return self.code == ErrorCode.PORT_ERROR
 
     def details(self) -> list[str]:
         if self.data is None:
             return []
         return [f"  error data: {self.data!r}"[:2000]]
+
+
+class OutgoingMessageTooLarge(HarnessError):
+    """The harness refused to send a message over the protocol's line limit. The message is
+    built from the scenario's data (prompt, toolkit, history, answers), so this is a problem
+    of the scenario: nothing was written to the shim, which stays usable."""
+
+    def __init__(self, summary: str, *, method: str, size: int, limit: int) -> None:
+        super().__init__(summary)
+        self.method, self.size, self.limit = method, size, limit
 
 
 class HostHandlerFailed(HarnessError):

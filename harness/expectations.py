@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import HarnessError
 
-REASONS = ("capability", "divergence", "golden", "port-error", "transport")
+REASONS = ("capability", "divergence", "golden", "port-error", "scenario", "transport")
 MAX_WILDCARD = 20
 
 

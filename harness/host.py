@@ -15,12 +15,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import HostRequestError
+from .errors import HostProtocolViolation, HostRequestError
+from .jsonrpc import ErrorCode
 
 HOLD_TIMEOUT_S = 2.0
 
 
 HOST_REFUSED = -32010
+HOST_METHODS = ("host.waitFor", "host.store.get", "host.store.save", "host.hook")
 
 
 class HostRefusal(HostRequestError):
@@ -84,7 +86,10 @@ class Host:
             return {}
         if method == "host.hook":
             return self._hook(params)
-        raise HostRefusal(f"unknown host method {method!r}")
+        # Answered (so the shim does not hang) and a protocol error failing the variant.
+        raise HostProtocolViolation(
+            ErrorCode.METHOD_NOT_FOUND, f"unknown host method {method!r} (the host answers {', '.join(HOST_METHODS)})"
+        )
 
     def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
         request = params.get("request")

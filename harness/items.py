@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import HarnessError, ShimError
+from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
 from .golden import GoldenExtension, compare, read_golden
 from .normalize import normalize
 from .observables import observables
@@ -110,6 +110,8 @@ class VariantItem(pytest.Item):
         mark = shim.process.transcript.mark()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout)
+        except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
+            return _all_fail(conformance, rules, "scenario", f"scenario file {self.path.name}: {exc}"), ""
         except HarnessError as exc:
             # The exception holds the crashed process's stderr; the shim may have a new one by now.
             stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
@@ -213,7 +215,7 @@ class VariantItem(pytest.Item):
                     conformance.tally.add(outcome.rule, f"expected:{outcome.reason}")
                     continue
                 conformance.tally.add(outcome.rule, "fail")
-                if entry is None and outcome.reason in {"transport", "capability"}:
+                if entry is None and outcome.reason in {"transport", "capability", "scenario"}:
                     shared.setdefault((outcome.reason, tuple(outcome.messages)), []).append(outcome.rule)
                     continue
                 head = f"[{outcome.rule}] ({conformance.level(outcome.rule)}, {outcome.reason})"

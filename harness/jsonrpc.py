@@ -4,6 +4,11 @@ per line, terminated by ``\\n``.
 This module owns the message dataclasses, their serialization (``to_line``), the strict
 parser (:func:`parse_message`) and the error-code table. It knows nothing about
 processes; :mod:`harness.shim_process` moves these lines over a shim's stdio.
+
+It is the bottom of the harness's import graph: it imports nothing from the harness, so
+:mod:`harness.errors` can build on its error codes without an import cycle. Its two
+exceptions are plain ``ValueError``s about one line; the transport turns them into the
+user-facing :class:`harness.errors.ShimError` family.
 """
 
 from __future__ import annotations
@@ -13,11 +18,22 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Union
 
-from .errors import ProtocolError
-
 JSONRPC_VERSION = "2.0"
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 EXCERPT_CHARS = 120
+
+class ProtocolError(ValueError):
+    """One line on the wire is not a valid JSON-RPC 2.0 message (one-line message)."""
+
+
+class MessageTooLarge(ValueError):
+    """A message this side was asked to send would exceed the protocol's line limit."""
+
+    def __init__(self, size: int, limit: int, *, exact: bool) -> None:
+        self.size, self.limit, self.exact = size, limit, exact
+        what = f"{size} bytes" if exact else f"at least {size} bytes"
+        super().__init__(f"the encoded line would be {what}, over the {limit} byte line limit")
+
 
 Id = Union[int, str]
 Params = Union[dict[str, Any], list[Any], None]
@@ -82,8 +98,8 @@ class Request:
             obj["params"] = self.params
         return obj
 
-    def to_line(self) -> bytes:
-        return encode_line(self.to_json())
+    def to_line(self, limit: int | None = None) -> bytes:
+        return encode_line(self.to_json(), limit)
 
 
 @dataclass(frozen=True)
@@ -97,8 +113,8 @@ class Notification:
             obj["params"] = self.params
         return obj
 
-    def to_line(self) -> bytes:
-        return encode_line(self.to_json())
+    def to_line(self, limit: int | None = None) -> bytes:
+        return encode_line(self.to_json(), limit)
 
 
 @dataclass(frozen=True)
@@ -121,8 +137,8 @@ class Response:
             obj["result"] = self.result
         return obj
 
-    def to_line(self) -> bytes:
-        return encode_line(self.to_json())
+    def to_line(self, limit: int | None = None) -> bytes:
+        return encode_line(self.to_json(), limit)
 
 
 Message = Union[Request, Notification, Response]
@@ -133,11 +149,45 @@ def is_port_error(error: ErrorObject | None) -> bool:
     return error is not None and error.code == ErrorCode.PORT_ERROR
 
 
-def encode_line(obj: dict[str, Any]) -> bytes:
+def encode_line(obj: dict[str, Any], limit: int | None = None) -> bytes:
+    """One framed line; with ``limit``, raise :class:`MessageTooLarge` rather than build a
+    line longer than ``limit`` bytes (newline excluded).
+
+    A cheap lower bound of the encoded size is checked first, so a message far over the
+    limit (a 50 MB prompt) is refused without serializing it at all; only a message whose
+    bound fits is encoded, and its exact size checked.
+    """
+    if limit is not None:
+        at_least = min_encoded_size(obj, stop_above=limit)
+        if at_least > limit:
+            raise MessageTooLarge(at_least, limit, exact=False)
     # Compact JSON cannot contain a raw newline (control characters are escaped), so one
     # dumps() per line is safe framing.
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return text.encode("utf-8") + b"\n"
+    data = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    if limit is not None and len(data) > limit:
+        raise MessageTooLarge(len(data), limit, exact=True)
+    return data + b"\n"
+
+
+def min_encoded_size(value: Any, *, stop_above: int) -> int:
+    """A lower bound of ``value``'s compact UTF-8 JSON size, counted no further than just
+    past ``stop_above`` (every character is at least one byte, escapes only add)."""
+    total, stack = 0, [value]
+    while stack and total <= stop_above:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + max(0, 2 * len(item) - 1)  # braces, colons, commas
+            for key, member in item.items():
+                total += len(key) + 2 if isinstance(key, str) else 1
+                stack.append(member)
+        elif isinstance(item, (list, tuple)):
+            total += 2 + max(0, len(item) - 1)
+            stack.extend(item)
+        else:
+            total += 1
+    return total
 
 
 def excerpt(line: bytes | str, limit: int = EXCERPT_CHARS) -> str:

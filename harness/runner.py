@@ -17,6 +17,7 @@ from .fake_provider import FakeProvider
 from .host import Host, HostLog, Store
 from .scenario import Variant
 from .errors import ShimCallError
+from .shim_streams import REDACTED, SECRET_MEMBERS
 
 API_KEY = "sk-conformance-test-key"
 DEFAULT_MODEL = "conformance-model"
@@ -135,7 +136,9 @@ def _base_params(variant: Variant, base_url: str) -> dict[str, Any]:
 def _run_phase(
     record: RunRecord, shim: ShimLike, session: Any, store: Store, params: dict[str, Any], timeout: float
 ) -> None:
-    phase = PhaseRecord(entry=params["entry"], params=params)
+    # The record (and so --artifacts) keeps what was sent minus the credential.
+    kept = {k: (REDACTED if k in SECRET_MEMBERS else v) for k, v in params.items()}
+    phase = PhaseRecord(entry=params["entry"], params=kept)
     host = Host(record.variant.scenario.data.get("host", {}), store, phase.host)
     already = len(session.requests)
     try:

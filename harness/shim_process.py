@@ -1,50 +1,44 @@
 """One shim subprocess and the JSON-RPC message pump over its stdio.
 
 :class:`ShimProcess` owns the process lifecycle (spawn, shutdown, terminate/kill, reap,
-restart) and three kinds of threads: a stdout reader that parses bounded lines and routes
-responses to waiting callers by id, a stderr drain that keeps a bounded tail, and a small
-pool that runs the caller's host handlers (``host.waitFor`` and friends) so several can be
-outstanding and any of them may block. The handshake lives in :mod:`harness.shim_session`.
+restart) and its threads: a stdout reader that parses bounded lines and routes responses
+to waiting callers by id, a stdin writer (:mod:`harness.shim_stdin`) so no thread ever
+blocks on a shim that stopped reading, a stderr drain that keeps a bounded tail, an exit
+waiter that notices the shim's exit at once even while a descendant holds its pipes, and a
+small pool that runs the caller's host handlers (``host.waitFor`` and friends) so several
+can be outstanding and any of them may block. Every call has one deadline covering both
+writing the request and reading the answer. The handshake lives in
+:mod:`harness.shim_session`; ending the shim's descendants in :mod:`harness.process_tree`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import signal
-import subprocess
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import InvalidStateError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .errors import (HarnessError, HostHandlerFailed, HostRequestError, ProtocolError, ShimCallError,
-                     ShimCrashed, ShimError, ShimNotRunning, ShimProtocolError, ShimStartError, ShimTimeout)
-from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, Notification, Params, Request,
-                      Response, describe, excerpt, parse_message)
-from .shim_streams import StderrTail, Transcript
-from .spawn import with_spawn_retry
+from .errors import (OutgoingMessageTooLarge, ProtocolError, ShimCallError, ShimCrashed, ShimError, ShimNotRunning,
+                     ShimProtocolError, ShimStartError, ShimTimeout)
+from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, MessageTooLarge, Notification, Params,
+                      Request, Response, describe, excerpt, parse_message)
+from .shim_callbacks import HostHandler, PendingCall, answer_callback
+from .shim_child import ShimChild, exit_status
+from .shim_stdin import StdinWriter
+from .shim_streams import Redactor, StderrTail, Transcript
 
-HostHandler = Callable[[str, Any], Any]
-"""Answers one shim→harness request: (method, params) -> result; raise HostRequestError to refuse."""
 Validator = Callable[[str, str, dict[str, Any]], None]
 """(direction "out"/"in", method, message object); raises to reject the message."""
 
 CANCEL_METHOD = "$/cancel"
 EXIT_GRACE_SECONDS = 2.0  # how long to wait for exit/stderr EOF once stdout closed
-
-
-@dataclass
-class _PendingCall:
-    id: int
-    method: str
-    handler: HostHandler | None
-    future: Future[Response] = field(default_factory=Future)
-    handler_failures: list[BaseException] = field(default_factory=list)
+# Once the shim exited and its descendants were ended, how long the reader may take to
+# drain what is left in the stdout pipe before the exit is reported without it.
+DRAIN_AFTER_EXIT_SECONDS = 0.5
 
 
 class ShimProcess:
@@ -61,17 +55,21 @@ class ShimProcess:
         self.validator = validator
         self.max_line_bytes = max_line_bytes
         self.handler_threads = handler_threads
-        self.transcript = Transcript()
+        self.redactor = Redactor()
+        self.transcript = Transcript(self.redactor)
         self._stderr_limit = stderr_tail_bytes
-        self._stderr = StderrTail(stderr_tail_bytes)
+        self._stderr = StderrTail(stderr_tail_bytes, self.redactor)
         self._argv: list[str] = []
         self._cwd: str | None = None
         self._env: Mapping[str, str] | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._child: ShimChild | None = None
         self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._stdin: StdinWriter | None = None
+        # Set once the exit is someone else's to report: the reader saw EOF, or the harness
+        # is stopping the shim itself. Until then the exit waiter may report it.
+        self._exit_owned = threading.Event()
         self._ids = itertools.count(1)
-        self._pending: dict[int, _PendingCall] = {}
+        self._pending: dict[int, PendingCall] = {}
         self._fatal: ShimError | None = None  # set once the process is unusable
         self._fatal_delivered = False
         self._closing = False
@@ -81,28 +79,27 @@ class ShimProcess:
     # ----------------------------------------------------------------- lifecycle
 
     def start(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
-        if self._proc is not None:
+        if self._child is not None:
             raise ShimStartError("shim process already started; use restart()", **self._context())
         self._argv, self._cwd, self._env = list(argv), cwd, env
         # A fresh tail per process: a straggler drain thread of the old one cannot pollute it.
-        self._stderr = StderrTail(self._stderr_limit)
+        self._stderr = StderrTail(self._stderr_limit, self.redactor)
         try:
-            # A new session makes the shim a process-group leader, so kill() also reaches
-            # children of wrapper commands (sh -c, go run, npx) that would hold the pipes open.
-            self._proc = with_spawn_retry(lambda: subprocess.Popen(
-                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, env=dict(env) if env is not None else None, start_new_session=True,
-            ))
+            self._child = child = ShimChild(self._argv, cwd=cwd, env=env)
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
         self._fatal, self._fatal_delivered, self._closing = None, False, False
         self._ids = itertools.count(1)
+        self._exit_owned = threading.Event()
         self._pool = ThreadPoolExecutor(self.handler_threads, thread_name_prefix="shim-host")
-        self.transcript.event(f"started pid {self._proc.pid}: {' '.join(self._argv)}")
-        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self.transcript.event(f"started pid {child.pid}: {' '.join(self._argv)}")
+        proc = child.proc
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._stdin = StdinWriter(proc.stdin)
         self._threads = [
-            threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), name="shim-stdout", daemon=True),
-            threading.Thread(target=self._stderr.drain, args=(self._proc.stderr,), name="shim-stderr", daemon=True),
+            threading.Thread(target=self._read_stdout, args=(proc.stdout,), name="shim-stdout", daemon=True),
+            threading.Thread(target=self._stderr.drain, args=(proc.stderr,), name="shim-stderr", daemon=True),
+            threading.Thread(target=self._watch_exit, args=(child,), name="shim-exit", daemon=True),
         ]
         for thread in self._threads:
             thread.start()
@@ -115,16 +112,16 @@ class ShimProcess:
 
     def close(self, *, shutdown_timeout: float = 1.0) -> None:
         """Ask the shim to shut down, then terminate/kill it; always reaps the process."""
-        proc = self._proc
-        if proc is None:
+        child = self._child
+        if child is None:
             return
         self._closing = True
         if self.usable:
             with contextlib.suppress(ShimError):  # the kill below is the real guarantee
                 self.call("shutdown", None, timeout=shutdown_timeout)
         self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()), delivered=True)
-        self._stop(proc, grace=shutdown_timeout)
-        self._proc = None
+        self._stop(child, grace=shutdown_timeout)
+        self._child = None
 
     def __enter__(self) -> ShimProcess:
         return self
@@ -138,12 +135,17 @@ class ShimProcess:
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
+        return self._child.pid if self._child else None
+
+    @property
+    def instance_token(self) -> str | None:
+        """The token every process of this shim carries (see :mod:`harness.process_tree`)."""
+        return self._child.token if self._child else None
 
     @property
     def usable(self) -> bool:
         """True while calls can be made: started, running, and no fatal error seen."""
-        return self._proc is not None and self._fatal is None and not _wait_exit(self._proc, 0.0)
+        return self._child is not None and self._fatal is None and not self._child.exited()
 
     def stderr_tail(self) -> str:
         return self._stderr.text()
@@ -154,9 +156,11 @@ class ShimProcess:
         """Send a request and wait for its response; returns ``result`` or raises a ShimError."""
         with self._lock:
             self._raise_if_unusable(method)
-            pending = _PendingCall(next(self._ids), method, handler)
+            pending = PendingCall(next(self._ids), method, handler)
             self._pending[pending.id] = pending
         try:
+            # The request only joins the stdin queue; the one deadline below covers the shim
+            # taking it off the pipe as well as answering it.
             self._send(Request(pending.id, method, params), method)
             try:
                 response = pending.future.result(timeout)
@@ -167,14 +171,13 @@ class ShimProcess:
         finally:
             with self._lock:
                 self._pending.pop(pending.id, None)
-        if pending.handler_failures:
-            first = pending.handler_failures[0]
-            raise HostHandlerFailed(f"a host handler raised while answering the shim during {method}: {first!r}") from first
+        pending.raise_problems(lambda: self._context(method))
         if response.error is not None:
             err = response.error
+            message = self.redactor.scrub(err.message)
             raise ShimCallError(
-                f"shim answered {method} with error {describe(err.code)}: {err.message}",
-                code=err.code, message=err.message, data=err.data, **self._context(method),
+                f"shim answered {method} with error {describe(err.code)}: {message}",
+                code=err.code, message=message, data=self.redactor.scrub_json(err.data), **self._context(method),
             )
         return response.result
 
@@ -184,7 +187,7 @@ class ShimProcess:
         self._send(Notification(method, params), method)
 
     def _raise_if_unusable(self, method: str) -> None:
-        if self._proc is None:
+        if self._child is None:
             raise ShimNotRunning(f"cannot call {method}: the shim is not started", **self._context(method))
         if self._fatal is not None:
             if not self._fatal_delivered:
@@ -197,34 +200,47 @@ class ShimProcess:
             )
 
     def _send(self, message: Message, method: str) -> None:
+        """Validate, frame and queue one message for the shim's stdin; never blocks.
+
+        Raises :class:`OutgoingMessageTooLarge` (nothing is sent) when the line would be over
+        the protocol's limit: the shim could not read it, and it is the scenario's data."""
         obj = message.to_json()
+        self.redactor.learn(obj)
+        try:  # first: a 50 MB prompt is refused before it is validated or serialized
+            line = message.to_line(self.max_line_bytes)
+        except MessageTooLarge as exc:
+            raise OutgoingMessageTooLarge(
+                f"the harness refused to send {method} to the shim: {exc} of the shim protocol (SPEC §6). "
+                "The message is built from the scenario's data (prompt, toolkit, history, answers): "
+                "make the scenario smaller; the shim was not involved and stays usable",
+                method=method, size=exc.size, limit=exc.limit,
+            ) from None
         if self.validator is not None:
             self.validator("out", method, obj)
-        line = message.to_line()
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        stdin = self._stdin
+        if stdin is None:
             return
-        with self._write_lock:
+        with self._lock:  # queue order is transcript order
             self.transcript.record("out", line)
-            try:
-                proc.stdin.write(line)
-                proc.stdin.flush()
-            except (OSError, ValueError):
-                pass  # the process is gone; the stdout reader reports the exit to waiting calls
+            stdin.put(line)
 
-    def _timed_out(self, pending: _PendingCall, timeout: float) -> ShimError:
+    def _timed_out(self, pending: PendingCall, timeout: float) -> ShimError:
+        backlog = self._stdin.backlog() if self._stdin is not None else None
         with contextlib.suppress(Exception):  # a failing validator must not mask the timeout
             self._send(Notification(CANCEL_METHOD, {"id": pending.id}), CANCEL_METHOD)
-        error = ShimTimeout(
-            f"shim did not answer {pending.method} within {timeout:g} s; sent {CANCEL_METHOD} and killed it",
-            timeout=timeout, **self._context(pending.method),
-        )
+        if backlog is not None and backlog.pending_bytes:
+            what = (f"shim stopped reading its stdin: {backlog.pending_bytes} bytes for it were still unwritten "
+                    f"after {timeout:g} s (none taken for {backlog.stalled_s:.1f} s; its stdin pipe is full) "
+                    f"during {pending.method}; killed it")
+        else:
+            what = f"shim did not answer {pending.method} within {timeout:g} s; sent {CANCEL_METHOD} and killed it"
+        error = ShimTimeout(what, timeout=timeout, **self._context(pending.method))
         if not self._mark_fatal(error, delivered=True):
             # Another failure (crash, protocol error) won the race; report that one instead.
             exc = pending.future.exception(timeout=0) if pending.future.done() else None
             return exc if isinstance(exc, ShimError) else error
-        if self._proc is not None:
-            self._stop(self._proc, grace=0.0)
+        if self._child is not None:
+            self._stop(self._child, grace=0.0)
         error.stderr_tail = self._stderr.text()  # the kill may have flushed more (e.g. a dump)
         return error
 
@@ -290,50 +306,46 @@ class ShimProcess:
             owner = next((p for p in self._pending.values() if p.handler is not None), None)
         if owner is None or self._pool is None:
             error = ErrorObject(ErrorCode.METHOD_NOT_FOUND, f"no host handler is active for {request.method}")
-            self._send(Response(request.id, error=error), request.method)
+            self._send(Response(request.id, error=error), request.method)  # queued: never blocks the reader
             return
-        self._pool.submit(self._run_host_handler, owner, request)
-
-    def _run_host_handler(self, owner: _PendingCall, request: Request) -> None:
-        assert owner.handler is not None
-        try:
-            try:
-                answer = Response(request.id, result=owner.handler(request.method, request.params))
-            except HostRequestError as exc:
-                answer = Response(request.id, error=ErrorObject(exc.code, exc.message, exc.data))
-            except HarnessError as exc:
-                # A deliberate refusal by the host (e.g. a scenario makes waitFor raise).
-                answer = Response(request.id, error=ErrorObject(ErrorCode.INTERNAL_ERROR, str(exc)))
-            if self._fatal is None:  # otherwise the shim is gone or poisoned; nobody listens
-                self._send(answer, request.method)
-        except Exception as exc:  # noqa: BLE001 - a harness bug: recorded, raised by call()
-            owner.handler_failures.append(exc)
-            if self._fatal is None:
-                error = ErrorObject(ErrorCode.INTERNAL_ERROR, f"harness host handler failed: {exc!r}")
-                with contextlib.suppress(Exception):  # already recorded above
-                    self._send(Response(request.id, error=error), request.method)
+        self._pool.submit(answer_callback, owner, request, self._send, listening=lambda: self._fatal is None)
 
     # ----------------------------------------------------------------- failures
 
     def _protocol_violation(self, reason: str) -> None:
         """The stream cannot be trusted after a bad line: fail every call and kill the shim."""
         # Kill and reap first, so the caller wakes to a reaped process and a complete stderr tail.
-        if self._fatal is None and self._proc is not None:
-            self._stop(self._proc, grace=0.0)
+        if self._fatal is None and self._child is not None:
+            self._stop(self._child, grace=0.0)
         self._mark_fatal(ShimProtocolError(f"shim broke the protocol: {reason}", **self._context()))
 
     def _on_eof(self) -> None:
-        proc = self._proc
-        if proc is None or self._fatal is not None:
+        self._exit_owned.set()
+        child = self._child
+        if child is None or self._fatal is not None:
             self._fail_pending(self._fatal)
             return
         if self._closing:
             self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()))
             return
-        exited = _wait_exit(proc, EXIT_GRACE_SECONDS)
-        _signal_group(proc, signal.SIGKILL)  # a hung leader or orphaned children of a wrapper
-        returncode = proc.wait()
-        status = _exit_status(returncode) if exited else "closed its stdout while still running (killed)"
+        self._report_exit(child, exited=child.exited(EXIT_GRACE_SECONDS))
+
+    def _watch_exit(self, child: ShimChild) -> None:
+        """Notice the shim's exit at once, not when its stdout closes: a descendant that
+        inherited the pipe may hold it open for as long as it lives."""
+        child.wait_for_exit()
+        if self._exit_owned.is_set():
+            return  # the harness is stopping it: _stop ends the tree and reaps
+        # Whatever the shim started ends with it, which also closes the pipes they hold.
+        child.end_tree(signal.SIGKILL)
+        if self._exit_owned.wait(DRAIN_AFTER_EXIT_SECONDS) or self._closing or child is not self._child:
+            return  # the reader reports the exit, after the shim's last lines
+        self._report_exit(child, exited=True, note=" (something it started still held its stdout)")
+
+    def _report_exit(self, child: ShimChild, *, exited: bool, note: str = "") -> None:
+        child.end_tree(signal.SIGKILL)  # a hung leader, or descendants that outlive it
+        returncode = child.reap()
+        status = exit_status(returncode) + note if exited else "closed its stdout while still running (killed)"
         self._stderr.wait_for_eof(EXIT_GRACE_SECONDS)  # the crash reason is usually the last stderr
         self._mark_fatal(ShimCrashed(f"shim {status}", returncode=returncode if exited else None, **self._context()))
 
@@ -350,25 +362,19 @@ class ShimProcess:
         self._fail_pending(error, pending)
         return True
 
-    def _fail_pending(self, error: ShimError | None, pending: list[_PendingCall] | None = None) -> None:
+    def _fail_pending(self, error: ShimError | None, pending: list[PendingCall] | None = None) -> None:
         with self._lock:
             calls = list(self._pending.values()) if pending is None else pending
         for call in calls:
             with contextlib.suppress(InvalidStateError):  # it may complete concurrently
                 call.future.set_exception(error or ShimNotRunning("shim stopped", **self._context()))
 
-    def _stop(self, proc: subprocess.Popen[bytes], *, grace: float) -> None:
-        """Close stdin, wait ``grace``, SIGTERM, then SIGKILL the whole group; always reap."""
-        with contextlib.suppress(OSError, ValueError):
-            if proc.stdin is not None:
-                proc.stdin.close()
-        if not _wait_exit(proc, grace):
-            _signal_group(proc, signal.SIGTERM)
-            if not _wait_exit(proc, 2.0):
-                _signal_group(proc, signal.SIGKILL)
-        # The leader is not reaped yet, so its group id cannot have been reused: safe to kill.
-        _signal_group(proc, signal.SIGKILL)
-        proc.wait()
+    def _stop(self, child: ShimChild, *, grace: float) -> None:
+        """Close stdin, wait ``grace``, then end the shim and every descendant; always reap."""
+        self._exit_owned.set()  # the harness is ending the process: its exit is no news
+        if self._stdin is not None:
+            self._stdin.close()
+        child.terminate(grace)
         self._stderr.wait_for_eof(1.0)
         current = threading.current_thread()
         for thread in self._threads:
@@ -376,41 +382,9 @@ class ShimProcess:
                 thread.join(1.0)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        for thread, stream in zip(self._threads, (proc.stdout, proc.stderr)):
+        for thread, stream in zip(self._threads, (child.proc.stdout, child.proc.stderr)):
             if stream is not None and (thread is current or not thread.is_alive()):
                 stream.close()
 
     def _context(self, method: str | None = None) -> dict[str, Any]:
         return {"command": self._argv, "cwd": self._cwd, "stderr_tail": self._stderr.text(), "method": method}
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    if proc.returncode is not None:
-        return  # already reaped: the group id may belong to someone else by now
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)
-
-
-def _wait_exit(proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait for the process to exit *without reaping it* (so its group id stays ours)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-        except ChildProcessError:
-            return True  # already reaped elsewhere
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.01)
-
-
-def _exit_status(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by signal {-returncode} ({name})"
-    return f"exited with code {returncode}"
-

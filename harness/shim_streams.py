@@ -3,6 +3,8 @@
 :class:`StderrTail` drains stderr continuously (a shim must never block on a full pipe) and
 keeps only the last bytes for error messages. :class:`Transcript` keeps every stdin/stdout
 line in order, plus lifecycle notes, so ``--artifacts`` can dump a failing exchange.
+Both pass through one :class:`Redactor`, so the API key the harness hands the shim never
+reaches an error message, a report or an artifact, whoever echoes it back.
 """
 
 from __future__ import annotations
@@ -10,14 +12,49 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+
+# Members of the shim protocol that carry a credential (SPEC §6: client.run's apiKey).
+SECRET_MEMBERS = frozenset({"apiKey"})
+REDACTED = "<redacted>"
+MIN_SECRET_CHARS = 8  # shorter values would redact ordinary words
+
+
+class Redactor:
+    """Learns the secrets in outgoing messages and blanks them out of any text kept."""
+
+    def __init__(self) -> None:
+        self._secrets: frozenset[str] = frozenset()
+        self._lock = threading.Lock()
+
+    def learn(self, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return
+        found = {v for k, v in params.items() if k in SECRET_MEMBERS and isinstance(v, str) and len(v) >= MIN_SECRET_CHARS}
+        if found - self._secrets:
+            with self._lock:
+                self._secrets = self._secrets | found
+
+    def scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def scrub_json(self, value: Any) -> Any:
+        """``value`` with every secret blanked out of every string in it."""
+        if not self._secrets or value is None:
+            return value
+        return json.loads(self.scrub(json.dumps(value, ensure_ascii=False)))
 
 
 class StderrTail:
     """Drains a shim's stderr so it can never block on a full pipe; keeps the last bytes."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, redactor: Redactor | None = None) -> None:
         self._limit = limit
+        self._redactor = redactor or Redactor()
         self._buf = bytearray()
         self._lock = threading.Lock()
         self._eof = threading.Event()
@@ -39,20 +76,23 @@ class StderrTail:
 
     def text(self) -> str:
         with self._lock:
-            return self._buf.decode("utf-8", errors="replace")
+            text = self._buf.decode("utf-8", errors="replace")
+        return self._redactor.scrub(text)
 
 
 class Transcript:
     """Every line that crossed the pipe, in order: ("out"|"in", line) plus ("event", note)."""
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Redactor | None = None) -> None:
         self.entries: list[tuple[str, str]] = []
+        self.redactor = redactor or Redactor()
 
     def record(self, direction: str, line: bytes) -> None:
-        self.entries.append((direction, line.decode("utf-8", errors="replace").rstrip("\n")))
+        text = line.decode("utf-8", errors="replace").rstrip("\n")
+        self.entries.append((direction, self.redactor.scrub(text)))
 
     def event(self, note: str) -> None:
-        self.entries.append(("event", note))
+        self.entries.append(("event", self.redactor.scrub(note)))
 
     def mark(self) -> int:
         """A position to slice from, e.g. at the start of one test."""

@@ -12,6 +12,7 @@ the way MODE names. With ``--once FILE`` it misbehaves only while FILE does not 
   ``echo``: value       -> copied into the result
   ``noWait``: true      -> return at once, leaving the host requests unanswered
 Host requests are all sent before any answer is awaited, except in ``sequential-waitfor``.
+``deaf`` stops reading stdin for good once it answered ``initialize`` (its pipe then fills).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 MODES = {
     "ok", "crash-at-start", "crash-mid-run", "killed-mid-run", "hang", "non-json", "wrong-id",
     "oversized", "version-mismatch", "version-refused", "bad-handshake", "stderr-noise",
-    "concurrent-waitfor", "sequential-waitfor", "exit-after-initialize",
+    "concurrent-waitfor", "sequential-waitfor", "exit-after-initialize", "deaf",
 }
 OVERSIZED_BYTES = 9 * 1024 * 1024
 
@@ -149,6 +150,9 @@ def handle(mode: str, message: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32003, "message": "this shim speaks version 2"}})
             return
         send({"jsonrpc": "2.0", "id": msg_id, "result": initialize_result(mode)})
+        if mode == "deaf":
+            log("initialized; not reading stdin any more")
+            threading.Event().wait()
         if mode == "exit-after-initialize":
             log("exiting right after initialize")
             time.sleep(0.05)

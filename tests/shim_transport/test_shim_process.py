@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CALL_TIMEOUT, FAUX_SHIM, assert_reaped, faux_command
+from transportkit import CALL_TIMEOUT, FAUX_SHIM, assert_reaped, faux_command
 
 from harness.errors import (
     HarnessError,

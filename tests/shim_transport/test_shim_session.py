@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CALL_TIMEOUT, assert_reaped, faux_command
+from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 
 from harness.errors import (
     ProtocolVersionMismatch,

@@ -1,0 +1,102 @@
+"""One spawned shim process as the harness holds it: spawned as a group leader carrying an
+instance token, watched for its exit without being reaped, ended together with every
+process it started (:mod:`harness.process_tree`), and reaped exactly once.
+
+The leader stays unreaped until the harness is done signalling it, so its pid and group id
+cannot be reused by another process meanwhile; one lock orders signalling and reaping
+across the threads that may do either (the caller on a timeout, the stdout reader, the exit
+waiter).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+
+from . import process_tree
+from .spawn import with_spawn_retry
+
+TERM_GRACE_SECONDS = 2.0  # after SIGTERM, before SIGKILL
+
+
+class ShimChild:
+    """A shim process: its pipes, its exit, and the end of it and its descendants."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None) -> None:
+        """Spawn ``argv``; raises OSError/ValueError when it cannot be started at all."""
+        self.token = process_tree.new_token()
+        child_env = {**(os.environ if env is None else env), process_tree.TOKEN_VAR: self.token}
+        # A new session makes the shim a process-group leader, so one killpg also reaches
+        # children of wrapper commands (sh -c, go run, npx) that would hold the pipes open.
+        self.proc: subprocess.Popen[bytes] = with_spawn_retry(lambda: subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=cwd, env=child_env, start_new_session=True,
+        ))
+        self._lock = threading.Lock()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def exited(self, timeout: float = 0.0) -> bool:
+        """Wait up to ``timeout`` for the exit *without reaping* (so the group id stays ours)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                    return True
+            except ChildProcessError:
+                return True  # already reaped
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    def wait_for_exit(self) -> None:
+        """Block until the shim exits (not until its stdout closes); does not reap."""
+        with contextlib.suppress(ChildProcessError):  # already reaped: it has exited
+            os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT)
+
+    def end_tree(self, sig: int) -> int:
+        """Signal the group and every descendant; with SIGKILL, sweep until none is left.
+        Returns how many descendants (besides the leader's group) were signalled."""
+        with self._lock:
+            leader = None
+            if self.proc.returncode is None:  # not reaped: its group id cannot have been reused
+                leader = self.proc.pid
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.proc.pid, sig)
+        if sig == signal.SIGKILL:
+            return process_tree.end_descendants(leader, self.token)
+        found = process_tree.descendants(leader, self.token)
+        process_tree.signal_all(found, sig)
+        return len(found)
+
+    def reap(self) -> int:
+        with self._lock:
+            return self.proc.wait()
+
+    def terminate(self, grace: float) -> int:
+        """Wait ``grace`` for a voluntary exit, then SIGTERM, then SIGKILL everything; reap."""
+        if not self.exited(grace):
+            self.end_tree(signal.SIGTERM)
+            self.exited(TERM_GRACE_SECONDS)
+        ended = self.end_tree(signal.SIGKILL)
+        returncode = self.reap()
+        if ended:  # something was alive to fork: sweep once more for a fork that raced the kill
+            process_tree.end_descendants(None, self.token)
+        return returncode
+
+
+def exit_status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by signal {-returncode} ({name})"
+    return f"exited with code {returncode}"
