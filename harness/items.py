@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import HarnessError, ShimError
-from .golden import GoldenExtension, compare, read_golden
+from .golden import compare
+from .golden_files import read_golden, write_golden
 from .normalize import normalize
 from .observables import observables
 from .rules import NotApplicable
@@ -163,14 +164,10 @@ class VariantItem(pytest.Item):
             what = "an uncalled relay tool changed more than its declaration:"
         else:
             payload = self._payload(record)
-            snapshot = self._snapshot()
             if conformance.update_goldens and conformance.port.name in REFERENCE_PORTS:
-                if snapshot is not None:
-                    assert snapshot == payload
+                write_golden(self, payload)
                 return []
             golden = read_golden(self.variant.scenario.id, base)
-            if golden is not None and snapshot is not None:
-                snapshot == golden  # noqa: B015 - tells syrupy this golden was consulted (unused detection)
             if golden is not None and golden.get("provenance") != payload["provenance"]:
                 return [f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"]
             got = payload["observables"]
@@ -183,21 +180,6 @@ class VariantItem(pytest.Item):
         for rule, diffs in comparison.gaps.items():
             conformance.tally.gaps[rule].extend(f"{self.variant.node_id}: {d.render().strip()}" for d in diffs)
         return [what, comparison.render_failures()] if comparison.failures else []
-
-    def _snapshot(self) -> Any:
-        syrupy_session = getattr(self.config, "_syrupy", None)
-        if syrupy_session is None:
-            return None
-        from syrupy.assertion import SnapshotAssertion
-        from syrupy.location import PyTestLocation
-
-        return SnapshotAssertion(
-            update_snapshots=self.config.option.update_snapshots,
-            update_new_snapshots_only=False,
-            extension_class=GoldenExtension,
-            test_location=PyTestLocation(self),
-            session=syrupy_session,
-        )
 
     def _judge(self, conformance: ConformanceSession, outcomes: list[Outcome], stderr_tail: str) -> None:
         problems: list[str] = []
