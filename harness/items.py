@@ -21,6 +21,7 @@ from .golden import compare
 from .golden_files import read_golden, write_golden
 from .normalize import normalize
 from .observables import observables
+from .rerun import rerun_command
 from .rules import NotApplicable
 from .runner import RunRecord, run_variant
 from .scenario import UNCALLED_RELAY_TOOL, ScenarioError, Variant, load_scenario
@@ -225,7 +226,7 @@ class VariantItem(pytest.Item):
         if stderr_tail.strip():
             lines.append("shim stderr (tail):")
             lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
-        lines.append(f"rerun: pytest '{self.nodeid}' {conformance.port.selector}")
+        lines.append(f"rerun: {rerun_command(self, conformance.port.selector, conformance.expectations.path)}")
         return "\n".join(lines)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:

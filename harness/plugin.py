@@ -136,7 +136,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.config.workeroutput["toolnexus_conformance"] = conformance.export()  # type: ignore[attr-defined]
         return
     if session.config.getoption("collectonly"):
-        return  # --collect-only judges nothing: no variant ran, so nothing is orphaned or stale
+        # --collect-only judges nothing: no variant ran, so nothing is orphaned or stale.
+        if conformance.update_goldens:
+            conformance.kept_goldens_reason = incomplete_reason(conformance.coverage, _run_shape(session, conformance, exitstatus))
+        return
     _judge_orphans(session, conformance, exitstatus)
     coverage = conformance.coverage
     if session.config.getoption("update_expectations"):

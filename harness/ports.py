@@ -125,7 +125,8 @@ def resolve(
     for step in port.build if build else ():
         _run_build_step([part.format(**values) for part in step], env, name)
     argv = [part.format(**values) for part in port.start]
-    selector = f"--port={name}" + (f" --port-src={shlex.quote(port_src)}" if port_src else "")
+    # Absolute, so a rerun hint built from it works from any folder.
+    selector = f"--port={name}" + (f" --port-src={shlex.quote(values['src'])}" if port_src else "")
     return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name)
 
 
