@@ -47,7 +47,8 @@ def test_a_port_differing_from_the_golden_gets_a_minimal_diff(tmp_path: Path) ->
     assert run.code == 1
     assert "[golden.observables] (normative, golden)" in run.output
     assert '$.phases[0].requests[0].model: golden "another-model", port "conformance-model"' in run.output
-    assert f"rerun: python -m pytest '{scenario}::{SCENARIO_ID}[openai-run]' --port=reference" in run.output
+    rerun = f"rerun: TOOLNEXUS_CONFORMANCE_FIXTURES={fixtures} python -m pytest '{scenario}::{SCENARIO_ID}[openai-run]' --port=reference"
+    assert rerun in run.output
 
 
 def test_a_golden_older_than_its_scenario_asks_for_regeneration(tmp_path: Path) -> None:

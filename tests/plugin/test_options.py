@@ -54,7 +54,8 @@ def test_a_scenario_that_is_not_json_is_a_collection_error(tmp_path: Path) -> No
     bad.write_text("{oops", encoding="utf-8")
     run = run_pytest(str(bad), "--port=reference")
     assert run.code != 0
-    assert "not-json.json: cannot read scenario" in run.output
+    assert f"{bad}:1:2: cannot read scenario: not valid JSON: Expecting property name enclosed in double quotes" in run.output
+    assert "Traceback" not in run.output
 
 
 def test_an_expectations_file_of_another_port_is_refused(scenario: Path, tmp_path: Path) -> None:
