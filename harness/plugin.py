@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 
 from . import report
-from .collection import ScenariosFolder, is_explicit_argument, is_scenarios_folder, real_path, scenario_ids
+from .collection import (
+    ScenariosFolder,
+    is_explicit_argument,
+    is_scenarios_folder,
+    real_path,
+    scenario_ids,
+)
 from .expectations import ExpectationsError, load, write
 from .golden_files import delete_goldens, orphan_goldens
 from .items import SESSION_KEY, ScenarioFile
@@ -142,7 +148,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     _judge_orphans(session, conformance, exitstatus)
     coverage = conformance.coverage
-    if session.config.getoption("update_expectations"):
+    if session.config.getoption("update_expectations") and conformance.expectations.path is not None:
+        # (pytest_configure refuses --update-expectations without --expectations.)
         # Entries this run did not judge are carried over unchanged: those of scenarios not
         # every variant of which got a verdict, and those of rules --rule left out.
         kept = {

@@ -29,7 +29,7 @@ VARIANT = "relay-single-durable[openai-run]"
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(argv, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _install_wheel(tmp_path: Path) -> Path:
@@ -85,7 +85,7 @@ def test_the_rerun_hint_reruns_the_same_variant_from_a_port_repository(tmp_path:
     elsewhere = tmp_path / "somewhere-else"
     elsewhere.mkdir()
     for folder in (port_repo, elsewhere):
-        again = subprocess.run(hint, shell=True, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+        again = subprocess.run(hint, check=False, shell=True, cwd=folder, env=env, capture_output=True, text=True, timeout=600)
         rerun_output = again.stdout + again.stderr
         assert again.returncode == 1, rerun_output
         assert "file or directory not found" not in rerun_output
