@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from plugin_runner import run_pytest
 
 from harness.expectations import load

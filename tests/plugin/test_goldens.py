@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from plugin_runner import private_fixtures, run_pytest
 
 SCENARIO_ID = "relay-single-durable"
