@@ -19,8 +19,10 @@ class Run:
     output: str
 
 
-def run_pytest(*args: str, cwd: Path = REPO, timeout: float = 180, fixtures: Path | None = None) -> Run:
-    env = dict(os.environ)
+def run_pytest(
+    *args: str, cwd: Path = REPO, timeout: float = 180, fixtures: Path | None = None, env_extra: dict[str, str] | None = None
+) -> Run:
+    env = {**os.environ, **(env_extra or {})}
     if fixtures is not None:
         env["TOOLNEXUS_CONFORMANCE_FIXTURES"] = str(fixtures)
     done = subprocess.run(

@@ -6,12 +6,13 @@ and the folder of a scenario that no longer exists) and runs the plugin in-proce
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 from inprocess import private_suite, run
-from plugin_runner import add_scenario, snapshot_tree
+from plugin_runner import add_scenario, private_fixtures, run_pytest, snapshot_tree
 
 pytest_plugins = ["pytester"]
 
@@ -151,3 +152,32 @@ def test_a_run_without_update_names_orphans_but_deletes_none(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"ERROR unused golden*{orphan_file}", f"ERROR unused golden*{orphan_folder}"])
     assert orphan_file.exists() and orphan_folder.exists()
+
+
+CRASHING_WORKER = """
+import os
+
+
+def pytest_runtest_call(item):
+    # An xdist worker dies while running the second variant it was given.
+    config = item.config
+    if hasattr(config, "workerinput"):
+        config._crash_count = getattr(config, "_crash_count", 0) + 1
+        if config._crash_count == 2:
+            os._exit(3)
+"""
+
+
+@pytest.mark.timeout(300)  # an xdist run in a subprocess: ~25 s idle, over 60 s under load
+def test_an_update_whose_xdist_worker_crashed_keeps_every_golden(tmp_path: Path) -> None:
+    fixtures = private_fixtures(tmp_path, SCENARIO_ID)
+    orphan = fixtures / "golden" / SCENARIO_ID / "openai-orphan.json"
+    shutil.copy(fixtures / "golden" / SCENARIO_ID / "openai-run.json", orphan)
+    (tmp_path / "crashing_worker.py").write_text(CRASHING_WORKER, encoding="utf-8")
+    run = run_pytest(
+        str(fixtures / "scenarios"), "--port=reference", "--snapshot-update", "-n", "2", "-p", "crashing_worker",
+        fixtures=fixtures, env_extra={"PYTHONPATH": str(tmp_path)}, timeout=280,
+    )
+    assert "crashed while running" in run.output, run.output
+    assert re.search(rf"{re.escape(KEPT)} \d+ xdist worker\(s\) crashed", run.output), run.output
+    assert orphan.exists()
