@@ -15,6 +15,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomli_w
+
 from .errors import HarnessError
 
 REASONS = ("capability", "divergence", "golden", "port-error", "scenario", "transport")
@@ -54,6 +56,15 @@ class Entry:
 class Expectations:
     path: Path | None
     entries: list[Entry] = field(default_factory=list)
+    port: str | None = None  # the port the file records, when it says
+
+    def check_port(self, port: str) -> None:
+        """A file written for another port would judge this one by that port's failures."""
+        if self.port is not None and self.port != port:
+            raise ExpectationsError(
+                f"{self.path}: this expectations file is for port {self.port!r}, not {port!r}; "
+                f"pass that port's own file (e.g. conformance/{port}.toml)"
+            )
 
     def lookup(self, key: str) -> Entry | None:
         exact = next((e for e in self.entries if not e.wildcard and e.key == key), None)
@@ -92,7 +103,10 @@ def load(path: Path | None) -> Expectations:
     unknown = set(raw) - {"expected", "port"}
     if unknown:
         raise ExpectationsError(f"{path}: unknown top-level key(s) {sorted(unknown)}")
-    return Expectations(path, entries)
+    port = raw.get("port")
+    if port is not None and not isinstance(port, str):
+        raise ExpectationsError(f"{path}: port must be a string, got {port!r}")
+    return Expectations(path, entries, port)
 
 
 def write(
@@ -104,17 +118,16 @@ def write(
     port without relay does not need one line per rule per relay variant."""
     notes = {e.key: e.note for e in previous.entries}
     failures = collapse_capability(failures)
-    lines = [
-        f"# Known failures of port {port!r}, kept by the harness's ratchet.",
-        f"# Regenerate: {regenerate}",
-        f'port = "{port}"',
-        "",
-    ]
-    for key in sorted(failures):
-        reason, observed = failures[key]
-        note = notes.get(key) or observed
-        lines += ["[[expected]]", f"key = {_toml_str(key)}", f"reason = {_toml_str(reason)}", f"note = {_toml_str(note)}", ""]
-    path.write_text("\n".join(lines), encoding="utf-8")
+    document = {
+        "port": port,
+        "expected": [
+            {"key": key, "reason": failures[key][0], "note": _note(notes.get(key) or failures[key][1])}
+            for key in sorted(failures)
+        ],
+    }
+    header = f"# Known failures of port {port!r}, kept by the harness's ratchet.\n# Regenerate: {_one_line(regenerate)}\n"
+    # tomli_w escapes every control character, so what it writes tomllib reads back.
+    path.write_text(header + tomli_w.dumps(document, multiline_strings=False), encoding="utf-8")
 
 
 def collapse_capability(failures: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
@@ -131,6 +144,12 @@ def collapse_capability(failures: dict[str, tuple[str, str]]) -> dict[str, tuple
     return out
 
 
-def _toml_str(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
-    return f'"{escaped[:300]}"'
+def _note(text: str) -> str:
+    """A note reads as one line of at most 300 characters (an observation can be a whole
+    diff); any other control character is kept, and escaped by the TOML writer."""
+    return text.replace("\r\n", " ").replace("\n", " ")[:300]
+
+
+def _one_line(text: str) -> str:
+    """For a TOML comment, which cannot escape anything: control characters become spaces."""
+    return "".join(c if c.isprintable() else " " for c in text)

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from .golden import GoldenExtension, compare, read_golden
+from .golden import compare
+from .golden_files import read_golden, write_golden
 from .normalize import normalize
 from .observables import observables
+from .rerun import rerun_command
 from .rules import NotApplicable
 from .runner import RunRecord, run_variant
 from .scenario import UNCALLED_RELAY_TOOL, ScenarioError, Variant, load_scenario
@@ -165,14 +167,10 @@ class VariantItem(pytest.Item):
             what = "an uncalled relay tool changed more than its declaration:"
         else:
             payload = self._payload(record)
-            snapshot = self._snapshot()
             if conformance.update_goldens and conformance.port.name in REFERENCE_PORTS:
-                if snapshot is not None:
-                    assert snapshot == payload
+                write_golden(self, payload)
                 return []
             golden = read_golden(self.variant.scenario.id, base)
-            if golden is not None and snapshot is not None:
-                snapshot == golden  # noqa: B015 - tells syrupy this golden was consulted (unused detection)
             if golden is not None and golden.get("provenance") != payload["provenance"]:
                 return [f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"]
             got = payload["observables"]
@@ -185,21 +183,6 @@ class VariantItem(pytest.Item):
         for rule, diffs in comparison.gaps.items():
             conformance.tally.gaps[rule].extend(f"{self.variant.node_id}: {d.render().strip()}" for d in diffs)
         return [what, comparison.render_failures()] if comparison.failures else []
-
-    def _snapshot(self) -> Any:
-        syrupy_session = getattr(self.config, "_syrupy", None)
-        if syrupy_session is None:
-            return None
-        from syrupy.assertion import SnapshotAssertion
-        from syrupy.location import PyTestLocation
-
-        return SnapshotAssertion(
-            update_snapshots=self.config.option.update_snapshots,
-            update_new_snapshots_only=False,
-            extension_class=GoldenExtension,
-            test_location=PyTestLocation(self),
-            session=syrupy_session,
-        )
 
     def _judge(self, conformance: ConformanceSession, outcomes: list[Outcome], stderr_tail: str) -> None:
         problems: list[str] = []
@@ -245,7 +228,7 @@ class VariantItem(pytest.Item):
         if stderr_tail.strip():
             lines.append("shim stderr (tail):")
             lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
-        lines.append(f"rerun: pytest '{self.nodeid}' {conformance.port.selector}")
+        lines.append(f"rerun: {rerun_command(self, conformance.port.selector, conformance.expectations.path)}")
         return "\n".join(lines)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:

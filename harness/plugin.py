@@ -8,18 +8,27 @@ and any other suite run unchanged.
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from . import report
+from .collection import (
+    ScenariosFolder,
+    is_explicit_argument,
+    is_scenarios_folder,
+    real_path,
+    scenario_ids,
+)
 from .expectations import ExpectationsError, load, write
-from .golden import unused_goldens
+from .golden_files import delete_goldens, orphan_goldens
 from .items import SESSION_KEY, ScenarioFile
 from .paths import scenarios_dir
 from .ports import PortError, resolve
-from .session import ConformanceSession
+from .run_completeness import RunShape, incomplete_reason
+from .session import ConformanceSession, load_rules
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,7 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--update-expectations", action="store_true", help="rewrite --expectations from this run")
     group.addoption("--validate-shim", action="store_true", help="validate every shim message against schemas/shim/")
     group.addoption("--artifacts", help="keep JSON-RPC and provider exchanges of each variant in this folder")
-    group.addoption("--conformance-report", help="write a JSON report here (and a markdown matrix beside it)")
+    group.addoption(
+        "--conformance-report", help="write the JSON report to this path, and the markdown matrix to its .md sibling"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,7 +58,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--snapshot-update is only allowed with --port=reference: goldens come from the reference")
     if config.getoption("update_expectations") and not config.getoption("expectations"):
         raise pytest.UsageError("--update-expectations needs --expectations=PATH")
+    _check_rule_filters(list(config.getoption("rule")))
     try:
+        report.check_target(config.getoption("conformance_report"))
         resolved = resolve(
             port,
             port_cmd,
@@ -62,7 +75,8 @@ def pytest_configure(config: pytest.Config) -> None:
             expectations.path = Path(expectations_path)
             if not config.getoption("update_expectations"):
                 raise ExpectationsError(f"{expectations_path}: no such expectations file")
-    except (PortError, ExpectationsError) as exc:
+        expectations.check_port(resolved.expectations_port)
+    except (PortError, ExpectationsError, report.ReportPathError) as exc:
         raise pytest.UsageError(str(exc)) from None
     # Goldens are named by variant inside a folder per scenario; syrupy's name heuristic
     # expects the item name in the file name and would warn on every write.
@@ -78,6 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     conformance = config.stash[SESSION_KEY]
     conformance.regenerate_command = _regenerate_command(config, conformance)
+    config.pluginmanager.register(_VerdictRecorder(conformance, config), "toolnexus-conformance-verdicts")
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_XdistController(config), "toolnexus-conformance-xdist")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -86,19 +101,35 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _collects_scenarios(config: pytest.Config) -> bool:
-    return any(str(scenarios_dir()) in str(Path(a).resolve()) for a in config.args)
+    root = str(real_path(scenarios_dir()))
+    return any(root in str(real_path(Path(a.split("::")[0]))) for a in config.args)
+
+
+def _check_rule_filters(filters: list[str]) -> None:
+    """A --rule glob that names no rule would run nothing and say so in 95 lines."""
+    known = load_rules()
+    for pattern in filters:
+        if not any(fnmatchcase(rule, pattern) for rule in known):
+            prefixes = sorted({rule.split(".", 1)[0] + ".*" for rule in known})
+            raise pytest.UsageError(
+                f"--rule={pattern!r} matches no rule id in fixtures/rules.json (rule families: {', '.join(prefixes)})"
+            )
+
+
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if SESSION_KEY in parent.config.stash and is_scenarios_folder(path):
+        return ScenariosFolder.from_parent(parent, path=path)
+    return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A scenario file named on the command line outside the scenarios folder (those inside
+    it are ScenariosFolder's)."""
     if SESSION_KEY not in parent.config.stash or file_path.suffix != ".json":
         return None
-    if file_path.parent.resolve() != scenarios_dir().resolve() and not _explicit(parent.config, file_path):
+    if not is_explicit_argument(parent.config, file_path):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
-
-
-def _explicit(config: pytest.Config, file_path: Path) -> bool:
-    return any(Path(a.split("::")[0]).resolve() == file_path.resolve() for a in config.args)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -110,21 +141,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # An xdist worker: the controller judges the run as a whole.
         session.config.workeroutput["toolnexus_conformance"] = conformance.export()  # type: ignore[attr-defined]
         return
-    filtered = bool(conformance.rule_filters or session.config.getoption("keyword"))
-    if not filtered:
-        whole = all(Path(a.split("::")[0]).resolve() == scenarios_dir().resolve() for a in session.config.args)
-        unused = unused_goldens(conformance.golden_variants, whole_suite=whole)
+    if session.config.getoption("collectonly"):
+        # --collect-only judges nothing: no variant ran, so nothing is orphaned or stale.
         if conformance.update_goldens:
-            _delete(unused)  # regenerating: goldens no variant owns are dropped, as syrupy does
-        elif unused:
-            conformance.unused_goldens = unused
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if session.config.getoption("update_expectations"):
-        # Entries of scenarios this run did not touch are carried over unchanged.
+            conformance.kept_goldens_reason = incomplete_reason(conformance.coverage, _run_shape(session, conformance, exitstatus))
+        return
+    _judge_orphans(session, conformance, exitstatus)
+    coverage = conformance.coverage
+    if session.config.getoption("update_expectations") and conformance.expectations.path is not None:
+        # (pytest_configure refuses --update-expectations without --expectations.)
+        # Entries this run did not judge are carried over unchanged: those of scenarios not
+        # every variant of which got a verdict, and those of rules --rule left out.
         kept = {
             e.key: (e.reason, e.note)
             for e in conformance.expectations.entries
-            if e.key.split("[", 1)[0] not in conformance.scenarios_run
+            if not coverage.fully_judged(e.key.split("[", 1)[0]) or not conformance.selected(e.key.split("::", 1)[-1])
         }
         observed = {**kept, **conformance.observed_failures}
         write(
@@ -134,15 +165,46 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             conformance.expectations,
             regenerate=conformance.regenerate_command,
         )
-    elif not filtered and conformance.expectations.path is not None:
-        # An entry is stale when its scenario ran unfiltered and the entry matched nothing.
-        ran = conformance.scenarios_run
-        conformance.stale_entries = [e.key for e in conformance.expectations.unmatched() if e.key.split("[", 1)[0] in ran]
+    elif not _filtered(session, conformance) and conformance.expectations.path is not None:
+        # An entry is stale when every variant of its scenario got a verdict and it matched nothing.
+        conformance.stale_entries = [
+            e.key for e in conformance.expectations.unmatched() if coverage.fully_judged(e.key.split("[", 1)[0])
+        ]
         if conformance.stale_entries:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     target = session.config.getoption("conformance_report")
     if target:
         report.write_reports(conformance, Path(target))
+
+
+class _VerdictRecorder:
+    """Registered for a conformance run: notes which scenarios were defined and which variants
+    got a verdict, the evidence ``run_completeness`` judges a run's completeness on."""
+
+    def __init__(self, conformance: ConformanceSession, config: pytest.Config) -> None:
+        self._coverage = conformance.coverage
+        # An xdist controller learns verdicts from its workers' exports: the reports it is
+        # forwarded include the ones it makes up for a crashed worker's item.
+        self._from_workers = _distributing(config)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._coverage.collection_errors += 1
+            return
+        for item in report.result:
+            variant = getattr(item, "variant", None)
+            if variant is not None:
+                self._coverage.define(variant.scenario.id, [v.name for v in variant.scenario.variants()])
+                return
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """A variant has its verdict once its call ran, or its setup failed or skipped it."""
+        if self._from_workers or not (report.when == "call" or (report.when == "setup" and not report.passed)):
+            return
+        name = report.nodeid.rsplit("::", 1)[-1]
+        if name.endswith("]") and "[" in name:
+            scenario_id, variant = name[:-1].split("[", 1)
+            self._coverage.judge(scenario_id, variant)
 
 
 class _XdistController:
@@ -152,9 +214,12 @@ class _XdistController:
         self._config = config
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        conformance = self._config.stash[SESSION_KEY]
         data = getattr(node, "workeroutput", {}).get("toolnexus_conformance")
         if data is not None:
-            self._config.stash[SESSION_KEY].merge(data)
+            conformance.merge(data)
+        if error is not None or data is None:
+            conformance.coverage.crashed_workers += 1
 
 
 def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) -> str:
@@ -173,14 +238,51 @@ def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) 
     )
 
 
-def _delete(paths: list[Path]) -> None:
-    for path in paths:
-        if path.is_dir():
-            for child in path.glob("*.json"):
-                child.unlink()
-            path.rmdir()
+def _filtered(session: pytest.Session, conformance: ConformanceSession) -> bool:
+    config = session.config
+    return bool(conformance.rule_filters or config.getoption("keyword") or config.getoption("markexpr"))
+
+
+def _run_shape(session: pytest.Session, conformance: ConformanceSession, exitstatus: int) -> RunShape:
+    config = session.config
+    filters = [
+        f"{flag} {value!r}"
+        for flag, value in (("-k", config.getoption("keyword")), ("-m", config.getoption("markexpr")))
+        if value
+    ] + [f"--rule={pattern!r}" for pattern in conformance.rule_filters]
+    return RunShape(
+        collect_only=bool(config.getoption("collectonly")),
+        interrupted=exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop or session.shouldfail),
+        filters=tuple(filters),
+        scenario_files=scenario_ids(scenarios_dir()),
+    )
+
+
+def _judge_orphans(session: pytest.Session, conformance: ConformanceSession, exitstatus: int) -> None:
+    """Goldens no defined variant owns. Reported for each scenario whose every variant got a
+    verdict; deleted by --snapshot-update only after a run that saw the whole suite."""
+    coverage = conformance.coverage
+    shape = _run_shape(session, conformance, exitstatus)
+    incomplete = incomplete_reason(coverage, shape)
+    judged = {s: v for s, v in coverage.defined.items() if coverage.fully_judged(s)}
+    if shape.filters or shape.interrupted:
+        judged = {}
+    orphans = orphan_goldens(judged, whole_suite=incomplete is None)
+    if conformance.update_goldens:
+        if incomplete is None:
+            delete_goldens(orphans)
+            conformance.deleted_goldens = orphans
         else:
-            path.unlink()
+            conformance.kept_goldens_reason = incomplete
+    elif orphans:
+        conformance.unused_goldens = orphans
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """This process is an xdist controller that hands the tests to workers."""
+    dist = config.getoption("dist", default="no")
+    return not hasattr(config, "workerinput") and dist not in (None, "no")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

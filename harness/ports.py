@@ -39,6 +39,14 @@ class Port:
     needs_source: bool = False
     description: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    expectations: str | None = None  # whose expectations file this port is judged by (default: its own)
+
+    @property
+    def takes_source(self) -> bool:
+        """Whether --port-src means anything to this port: it needs one, or a build step,
+        the start command or the environment uses ``{src}``."""
+        parts = [*self.start, *(p for step in self.build for p in step), *self.env.values()]
+        return self.needs_source or any("{src}" in part for part in parts)
 
 
 def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
@@ -55,6 +63,7 @@ def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
             needs_source=bool(spec.get("needs_source", False)),
             description=spec.get("description", ""),
             env=dict(spec.get("env", {})),
+            expectations=spec.get("expectations"),
         )
     return ports
 
@@ -70,6 +79,11 @@ class ResolvedPort:
     timeout: float
     env: dict[str, str]
     selector: str = ""  # the command-line options that select this port again (rerun hints)
+    expectations_port: str = ""  # the `port` an expectations file for this port names
+
+    def __post_init__(self) -> None:
+        if not self.expectations_port:
+            object.__setattr__(self, "expectations_port", self.name)
 
 
 def resolve(
@@ -78,6 +92,8 @@ def resolve(
     """The command line that starts the port's shim, after its build steps (unless
     ``build`` is false: an xdist worker uses what the controller already built)."""
     if port_cmd:
+        if port_src:
+            raise PortError("--port-src is not used with --port-cmd: the command already names the shim to start")
         return ResolvedPort(
             name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {}, f"--port-cmd={shlex.quote(port_cmd)}"
         )
@@ -91,6 +107,12 @@ def resolve(
             f"port {name!r} is not served by any registry reachable here; run it against a "
             f"checkout: pytest --port={name} --port-src=PATH/TO/toolnexus"
         )
+    if port_src and not port.takes_source:
+        takers = ", ".join(sorted(n for n, p in registry.items() if p.takes_source)) or "none"
+        raise PortError(
+            f"port {name!r} does not build from a toolnexus checkout, so --port-src would be ignored; "
+            f"drop it (ports that take one: {takers})"
+        )
     if port.toolchain and shutil.which(port.toolchain) is None:
         raise PortError(f"port {name!r} needs {port.toolchain!r} on PATH to build its shim; it is not installed")
     values = {
@@ -103,8 +125,9 @@ def resolve(
     for step in port.build if build else ():
         _run_build_step([part.format(**values) for part in step], env, name)
     argv = [part.format(**values) for part in port.start]
-    selector = f"--port={name}" + (f" --port-src={shlex.quote(port_src)}" if port_src else "")
-    return ResolvedPort(name, argv, timeout or port.timeout, env, selector)
+    # Absolute, so a rerun hint built from it works from any folder.
+    selector = f"--port={name}" + (f" --port-src={shlex.quote(values['src'])}" if port_src else "")
+    return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name)
 
 
 def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> None:

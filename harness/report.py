@@ -1,5 +1,8 @@
 """Reporting a conformance run: the terminal summary per rule, and the JSON + markdown
-reports (``--conformance-report``) a CI step summary can show."""
+reports (``--conformance-report``) a CI step summary can show.
+
+``--conformance-report=PATH`` writes JSON to PATH and the markdown matrix to PATH's ``.md``
+sibling; a PATH ending in ``.md`` is refused, since the two would land on one file."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import HarnessError
 from .expectations import collapse_capability
 
 if TYPE_CHECKING:
@@ -26,12 +30,20 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
             f"{r['rule'].ljust(width)}  {r['level']:<10} {r['pass']:>5} {r['fail']:>5} {r['expected']:>9} {r['gap']:>4} {r['notApplicable']:>4}"
         )
     never = sorted(rid for rid, info in conformance.rules.items() if rid not in {r["rule"] for r in rows})
-    if never:
+    if never and rows:  # with no row at all (nothing ran), listing every rule says nothing
         terminal.write_line(f"rules not exercised by any selected scenario ({len(never)}): {', '.join(never)}")
     for rule, gaps in sorted(conformance.tally.gaps.items()):
         terminal.write_line(f"spec gap [{rule}] ({len(gaps)}):")
         for gap in gaps[:MAX_GAPS_SHOWN]:
             terminal.write_line(f"    {gap}")
+    for path in conformance.deleted_goldens:
+        terminal.write_line(f"deleted orphan golden (no variant owns it): {path}")
+    if conformance.kept_goldens_reason is not None:
+        terminal.write_line(
+            f"--snapshot-update deleted no golden: orphans are judged only after a complete run, "
+            f"and {conformance.kept_goldens_reason}",
+            yellow=True,
+        )
     for path in conformance.unused_goldens:
         terminal.write_line(f"ERROR unused golden (no variant owns it; delete it or restore its scenario): {path}", red=True)
     for key in conformance.stale_entries:
@@ -57,11 +69,29 @@ def build_report(conformance: ConformanceSession) -> dict[str, Any]:
     }
 
 
+class ReportPathError(HarnessError):
+    """--conformance-report names a path the JSON and markdown reports cannot both have."""
+
+
+def markdown_path(target: Path) -> Path:
+    return target.with_suffix(".md")
+
+
+def check_target(target: str | None) -> None:
+    """Refuse a report path whose markdown sibling is the path itself (it ends in .md)."""
+    if target is not None and Path(target).suffix.lower() == ".md":
+        raise ReportPathError(
+            f"--conformance-report={target}: the report is JSON and its markdown matrix goes to the .md sibling; "
+            f"name the JSON file (e.g. --conformance-report={Path(target).with_suffix('.json')})"
+        )
+
+
 def write_reports(conformance: ConformanceSession, target: Path) -> None:
+    check_target(str(target))
     data = build_report(conformance)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    target.with_suffix(".md").write_text(markdown(data), encoding="utf-8")
+    markdown_path(target).write_text(markdown(data), encoding="utf-8")
 
 
 def markdown(data: dict[str, Any]) -> str:

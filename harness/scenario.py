@@ -9,6 +9,7 @@ raises :class:`ScenarioError` naming the file and every schema violation.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from collections.abc import Iterator
@@ -107,11 +108,7 @@ class Variant:
 
 
 def load_scenario(path: Path) -> Scenario:
-    try:
-        raw = path.read_bytes()
-        data = json.loads(raw)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ScenarioError(f"{path}: cannot read scenario: {exc}") from None
+    raw, data = read_json_file(path)
     violations = validate("scenario", data)
     if violations:
         listed = "\n".join(f"  {v.json_path}: {v.message}" for v in violations)
@@ -122,6 +119,26 @@ def load_scenario(path: Path) -> Scenario:
     if unknown:
         raise ScenarioError(f"{path}: cites rule ids that fixtures/rules.json does not know: {', '.join(unknown)}")
     return Scenario(path=path, data=data, digest=hashlib.sha256(raw).hexdigest()[:16])
+
+
+def read_json_file(path: Path) -> tuple[bytes, Any]:
+    """The bytes and the parsed JSON of a scenario file; every way that fails is one
+    :class:`ScenarioError` naming the file (and line:col where there is one)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise ScenarioError(f"{path}: cannot read scenario: {why}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ScenarioError(f"{path}:{line}:{col}: cannot read scenario: not UTF-8 (byte 0x{raw[exc.start]:02x})") from None
+    try:
+        return raw, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(f"{path}:{exc.lineno}:{exc.colno}: cannot read scenario: not valid JSON: {exc.msg}") from None
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,7 @@ from .fake_provider import FakeProvider
 from .paths import fixtures_dir
 from .ports import ResolvedPort
 from .rules import Check, load_all
+from .run_completeness import RunCoverage
 from .shim_session import Handshake, ShimSession
 
 # Rules every variant is checked against, whether or not its scenario cites them.
@@ -66,6 +67,9 @@ class ConformanceSession:
     scenarios_run: set[str] = field(default_factory=set)
     golden_variants: dict[str, set[str]] = field(default_factory=dict)
     unused_goldens: list[Path] = field(default_factory=list)
+    coverage: RunCoverage = field(default_factory=RunCoverage)
+    deleted_goldens: list[Path] = field(default_factory=list)  # orphans --snapshot-update removed
+    kept_goldens_reason: str | None = None  # why --snapshot-update judged no orphan
     regenerate_command: str = ""
     worker_handshake: dict[str, Any] | None = None
     _shim: ShimSession | None = None
@@ -122,6 +126,7 @@ class ConformanceSession:
             "goldenVariants": {k: sorted(v) for k, v in self.golden_variants.items()},
             "matched": {e.key: e.matched for e in self.expectations.entries if e.matched},
             "handshake": handshake.raw if handshake else self.worker_handshake,
+            "coverage": self.coverage.export(),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -136,6 +141,7 @@ class ConformanceSession:
             self.golden_variants.setdefault(scenario, set()).update(variants)
         for entry in self.expectations.entries:
             entry.matched += data["matched"].get(entry.key, 0)
+        self.coverage.merge(data["coverage"])
         if data["handshake"] and self.worker_handshake is None:
             self.worker_handshake = data["handshake"]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-from ..golden import read_golden
+from ..golden_files import read_golden
 from ..runner import PhaseRecord, RunRecord
 from ..scenario import Variant
 from . import NotApplicable, check

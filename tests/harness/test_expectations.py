@@ -70,3 +70,24 @@ def test_a_variant_failing_only_for_capability_collapses_to_one_uncapped_entry(t
     assert {e.key for e in exp.entries} == {"r[openai-run]::*", "s[openai-run]::loop.x"}
     assert all(exp.lookup(f"r[openai-run]::relay.rule-{i}") for i in range(30))
     assert "--port-src=SRC" in path.read_text(encoding="utf-8")
+
+
+def test_notes_with_control_characters_round_trip(tmp_path: Path) -> None:
+    """The writer is a TOML library: whatever a note holds, the file it writes reads back."""
+    path = tmp_path / "port.toml"
+    note = "bell\x07 tab\t cr\r nul\x00 esc\x1b del\x7f quote\" backslash\\ unicode é ☃"
+    failures = {"a[openai-run]::relay.x": ("divergence", note), "b[openai-run]::loop.y": ("golden", "line one\nline two")}
+    write(path, "golang", failures, load(None), "pytest --port=golang\x1b[31m --update-expectations")
+    again = load(path)
+    assert again.port == "golang"
+    notes = {e.key: e.note for e in again.entries}
+    assert notes == {"a[openai-run]::relay.x": note, "b[openai-run]::loop.y": "line one line two"}
+
+
+def test_the_file_records_its_port(tmp_path: Path) -> None:
+    exp = load(_file(tmp_path, 'port = "java"\n'))
+    assert exp.port == "java"
+    exp.check_port("java")
+    with pytest.raises(ExpectationsError, match="is for port 'java', not 'golang'"):
+        exp.check_port("golang")
+    load(_file(tmp_path, "")).check_port("anything")  # a file that names no port fits any

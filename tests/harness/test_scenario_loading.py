@@ -61,8 +61,60 @@ def test_the_file_name_must_be_the_id(tmp_path: Path) -> None:
         load_scenario(_write(tmp_path, MINIMAL, name="other"))
 
 
-def test_invalid_json_is_refused(tmp_path: Path) -> None:
+def test_invalid_json_is_refused_with_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "tiny.json"
-    path.write_text("{", encoding="utf-8")
-    with pytest.raises(ScenarioError, match="cannot read scenario"):
+    path.write_text('{\n  "id": "tiny",\n  oops\n}', encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
+    assert str(caught.value) == f"{path}:3:3: cannot read scenario: not valid JSON: Expecting property name enclosed in double quotes"
+
+
+def test_a_scenario_that_is_not_utf8_is_refused_with_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_bytes(b'{\n  "title": "caf\xe9"\n}')
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value) == f"{path}:2:16: cannot read scenario: not UTF-8 (byte 0xe9)"
+
+
+def test_a_symlink_loop_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.json"
+    path.symlink_to(path.name)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value) == f"{path}: cannot read scenario: a symlink loop"
+
+
+RELAY = {"name": "lookup", "description": "d", "relay": True}
+
+
+@pytest.mark.parametrize(
+    ("host", "json_path"),
+    [
+        ({"call:c1": {"ok": True, "data": {"output": "x", "isError": "no"}}}, "$.host.waitFor.answers['call:c1'].data.isError"),
+        ({"call:c1": {"ok": "yes"}}, "$.host.waitFor.answers['call:c1'].ok"),
+        ({"call:c1": {"ok": True, "data": {"results": [{"id": "c1", "output": "x"}]}}}, "$.host.waitFor.answers['call:c1'].data.results[0].isError"),
+        ({"call:c1": {"ok": True, "data": {"token": "t"}}}, "$.host.waitFor.answers['call:c1'].data"),
+        ({"call:c1": {"ok": True, "is_error": True}}, "$.host.waitFor.answers['call:c1'].is_error"),
+        ({"req-1": {"ok": True, "data": {"output": "x", "isError": "no"}}}, "$.host.waitFor.answers['req-1'].data.isError"),
+        ({"req-1": {}}, "$.host.waitFor.answers['req-1'].ok"),
+    ],
+    ids=["shorthand-isError", "ok-string", "results-missing-isError", "relay-data-free-form", "snake-case", "request-keyed", "no-ok"],
+)
+def test_host_answers_follow_the_answer_schema(tmp_path: Path, host: dict, json_path: str) -> None:
+    data = {**MINIMAL, "toolkit": {"tools": [RELAY]}, "host": {"waitFor": {"answers": host}}}
+    with pytest.raises(ScenarioError, match="tiny.json: not a valid scenario") as caught:
+        load_scenario(_write(tmp_path, data))
+    assert f"  {json_path}" in str(caught.value)
+
+
+def test_a_native_suspension_answer_may_carry_any_data(tmp_path: Path) -> None:
+    data = {**MINIMAL, "host": {"waitFor": {"answers": {"req-1": {"ok": True, "data": {"token": "t"}, "reason": "r"}}}}}
+    assert load_scenario(_write(tmp_path, data)).id == "tiny"
+
+
+def test_a_resume_answer_needs_an_id(tmp_path: Path) -> None:
+    data = {**MINIMAL, "resume": {"answer": {"ok": True}, "turns": []}}
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(_write(tmp_path, data))
+    assert "$.resume.answer.id" in str(caught.value)

@@ -19,8 +19,10 @@ class Run:
     output: str
 
 
-def run_pytest(*args: str, cwd: Path = REPO, timeout: float = 180, fixtures: Path | None = None) -> Run:
-    env = dict(os.environ)
+def run_pytest(
+    *args: str, cwd: Path = REPO, timeout: float = 180, fixtures: Path | None = None, env_extra: dict[str, str] | None = None
+) -> Run:
+    env = {**os.environ, **(env_extra or {})}
     if fixtures is not None:
         env["TOOLNEXUS_CONFORMANCE_FIXTURES"] = str(fixtures)
     done = subprocess.run(
@@ -44,3 +46,14 @@ def private_fixtures(tmp_path: Path, scenario_id: str) -> Path:
     shutil.copy(source / "scenarios" / f"{scenario_id}.json", target / "scenarios")
     shutil.copytree(source / "golden" / scenario_id, target / "golden" / scenario_id)
     return target
+
+
+def add_scenario(fixtures: Path, scenario_id: str) -> None:
+    """Copy one more scenario and its goldens into a private fixtures tree."""
+    shutil.copy(REPO / "fixtures" / "scenarios" / f"{scenario_id}.json", fixtures / "scenarios")
+    shutil.copytree(REPO / "fixtures" / "golden" / scenario_id, fixtures / "golden" / scenario_id)
+
+
+def snapshot_tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes: to prove a run lost or changed nothing."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
