@@ -29,7 +29,7 @@ from hypothesis.errors import NoSuchExample
 
 from .errors import HarnessError
 from .fake_provider import FakeProvider
-from .golden import compare
+from .compare import compare
 from .normalize import normalize
 from .observables import observables
 from .ports import ResolvedPort, resolve

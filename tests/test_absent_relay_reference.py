@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from harness.fake_provider import FakeProvider
-from harness.golden import compare
+from harness.compare import compare, compare_variant
 from harness.normalize import normalize
 from harness.observables import observables
 from harness.paths import scenarios_dir
@@ -56,7 +56,7 @@ def test_relay_support_on_and_off_give_identical_observables(
     variant: Variant, reference_shim: ShimSession, norelay_shim: ShimSession, shared_provider: FakeProvider
 ) -> None:
     on, off = observed(variant, reference_shim, shared_provider), observed(variant, norelay_shim, shared_provider)
-    differences = compare(off, on, style=variant.style)
+    differences = compare_variant(off, on, variant)
     assert not differences.failures, (
         f"{variant.node_id}: relay support switched on changes observables of a relay-free run "
         f"(relay off = expected, relay on = got):\n{differences.render_failures()}"
