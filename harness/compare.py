@@ -153,13 +153,15 @@ class _Walker:
         pairs = self._align(w, g, here, unordered)
         left_w = [i for i in range(len(w)) if i not in {i for i, _ in pairs}]
         left_g = [j for j in range(len(g)) if j not in {j for _, j in pairs}]
-        row = next((r for r in lists if self._forgives_items(r, [w[i] for i in left_w], [g[j] for j in left_g])), None)
+        forgiving: Row | None = next(
+            (r for r in lists if self._forgives_items(r, [w[i] for i in left_w], [g[j] for j in left_g])), None
+        )
         for i, j in pairs:
             self.walk(w[i], g[j], (*here, str(i)), out)
         for i in left_w:
-            self._record(out, row, Difference(render_path((*here, str(i))), w[i], _plain(_ABSENT)))
+            self._record(out, forgiving, Difference(render_path((*here, str(i))), w[i], _plain(_ABSENT)))
         for j in left_g:
-            self._record(out, row, Difference(render_path((*here, str(j))), _plain(_ABSENT), g[j]))
+            self._record(out, forgiving, Difference(render_path((*here, str(j))), _plain(_ABSENT), g[j]))
 
     @staticmethod
     def _record(out: Comparison, row: Row | None, difference: Difference) -> None:

@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from .compare import compare
 from .errors import HarnessError
 from .fake_provider import FakeProvider
-from .compare import compare
 from .normalize import normalize
 from .observables import observables
 from .ports import ResolvedPort, resolve

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import HarnessError, ShimError
 from .compare import compare_variant
+from .errors import HarnessError, ShimError
 from .golden import GoldenExtension, read_golden
 from .normalize import normalize
 from .observables import observables

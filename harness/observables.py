@@ -64,7 +64,8 @@ def _hook(call: dict[str, Any]) -> dict[str, Any]:
     """A host.hook call: which hook, for which tool, with which args (and afterTool's
     result). The call id is optional in the protocol, so it is not compared here; the
     executions carry it."""
-    event = call.get("event") if isinstance(call.get("event"), dict) else {}
+    raw = call.get("event")
+    event: dict[str, Any] = raw if isinstance(raw, dict) else {}
     out = {"hook": call.get("name"), "tool": event.get("name"), "args": event.get("args")}
     if "result" in event:
         out["result"] = event["result"]
