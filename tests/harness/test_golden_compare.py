@@ -342,3 +342,63 @@ def test_an_any_row_only_ever_reaches_scalars_in_the_goldens() -> None:
         for row in rows:
             for value in _values_at(tree, row):
                 assert not isinstance(value, dict | list), f"{row.name} reaches a {type(value).__name__} in {file}"
+
+
+# --- what the goldens carry (§5) ----------------------------------------------------------
+
+def _golden(scenario: str, variant: str) -> dict[str, Any]:
+    return json.loads((golden_dir() / scenario / f"{variant}.json").read_text(encoding="utf-8"))["observables"]
+
+
+def test_a_port_ignoring_a_before_tool_args_rewrite_fails_absent_hooks_rewrite() -> None:
+    golden = _golden("absent-hooks-rewrite", "openai-run")
+    port = copy.deepcopy(golden)
+    hook_args = next(h["args"] for h in port["phases"][0]["hooks"] if h["hook"] == "beforeTool")
+    port["phases"][0]["executions"][0]["args"] = hook_args  # the tool ran with the provider's args
+    result = compare(golden, port, style="openai", cited=frozenset({"absent.byte-identical"}))
+    assert {d.path for d in result.failures} == {"$.phases[0].executions[0].args.from", "$.phases[0].executions[0].args.to"}
+
+
+def test_goldens_carry_execution_args_hooks_gets_and_pinned_headers() -> None:
+    phase = _golden("absent-hooks-rewrite", "anthropic-ask")["phases"][0]
+    assert all("args" in e for e in phase["executions"])
+    assert {h["hook"] for h in phase["hooks"]} == {"beforeTool", "afterTool"}
+    assert phase["gets"] == ["conv-absent-hooks-rewrite"]
+    assert phase["http"][0] == {"path": "/v1/messages", "headers": {
+        "anthropic-version": "2023-06-01", "content-type": "application/json", "x-api-key": "<redacted>"}}
+
+
+@pytest.mark.parametrize("field,changed", [
+    ("gets", []),
+    ("http", [{"path": "/v1/chat/completions", "headers": {"content-type": "application/json"}}]),
+    ("hooks", []),
+])
+def test_a_changed_store_read_header_or_hook_call_fails(field: str, changed: Any) -> None:
+    golden = _golden("absent-hooks-rewrite", "anthropic-ask")
+    port = copy.deepcopy(golden)
+    port["phases"][0][field] = changed
+    assert compare(golden, port, style="anthropic").failures
+
+
+def test_observables_keep_pinned_headers_and_drop_client_ones() -> None:
+    from types import SimpleNamespace
+
+    from harness.host import HostLog
+    from harness.observables import observables
+    from harness.runner import PhaseRecord, RunRecord
+
+    phase = PhaseRecord(entry="run", params={}, requests=[{"model": "m"}],
+                        request_paths=["/s/0a1b2c/v1/chat/completions"],
+                        request_headers=[{"authorization": "Bearer <redacted>", "user-agent": "Go-http-client/1.1",
+                                          "content-type": "application/json", "accept-encoding": "gzip"}],
+                        host=HostLog(hooks=[{"name": "beforeTool", "event": {"name": "t", "args": {"a": 1},
+                                                                             "callId": "c1", "turn": 1}}],
+                                     gets=["conv-1"]),
+                        executions=[{"tool": "t", "callId": "c1", "args": {"a": 2}, "answered": False, "extra": 1}])
+    variant = SimpleNamespace(name="openai-run", scenario=SimpleNamespace(id="s"))
+    out = observables(RunRecord(variant=variant, phases=[phase]))["phases"][0]  # type: ignore[arg-type]
+    assert out["http"] == [{"path": "/v1/chat/completions",
+                            "headers": {"authorization": "Bearer <redacted>", "content-type": "application/json"}}]
+    assert out["hooks"] == [{"hook": "beforeTool", "tool": "t", "args": {"a": 1}}]
+    assert out["gets"] == ["conv-1"]
+    assert out["executions"] == [{"tool": "t", "callId": "c1", "args": {"a": 2}, "answered": False}]
