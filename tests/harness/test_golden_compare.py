@@ -402,3 +402,45 @@ def test_observables_keep_pinned_headers_and_drop_client_ones() -> None:
     assert out["hooks"] == [{"hook": "beforeTool", "tool": "t", "args": {"a": 1}}]
     assert out["gets"] == ["conv-1"]
     assert out["executions"] == [{"tool": "t", "callId": "c1", "args": {"a": 2}, "answered": False}]
+
+
+# --- the three wholesale forgivenesses, on the real goldens -----------------------
+
+def _scenario_rules(scenario: str) -> frozenset[str]:
+    path = fixtures_dir() / "scenarios" / f"{scenario}.json"
+    return frozenset(json.loads(path.read_text(encoding="utf-8"))["rules"])
+
+
+def test_real_golden_resumed_phase_dropping_tools_changing_model_and_text_fails() -> None:
+    golden = _golden("relay-auth-first-durable", "openai-run")
+    port = copy.deepcopy(golden)
+    resumed_phase = port["phases"][1]
+    for key in ("executions", "toolEvents", "hooks"):
+        resumed_phase[key] = []  # golang's way: not re-executed (forgiven)
+    request = resumed_phase["requests"][0]
+    del request["tools"]
+    request["model"] = "another-model"
+    resumed_phase["result"]["text"] = "Something else."
+    result = compare(golden, port, style="openai", cited=_scenario_rules("relay-auth-first-durable"))
+    paths = {d.path for d in result.failures}
+    assert {"$.phases[1].requests[0].tools", "$.phases[1].requests[0].model", "$.phases[1].result.text"} <= paths
+    assert "resume.non-relay-reexecutes" in result.gaps
+
+
+def test_real_golden_max_turns_with_a_wrong_tool_result_fails() -> None:
+    golden = _golden("loop-max-turns-exhausted", "openai-run")
+    port = copy.deepcopy(golden)
+    port["phases"][0]["result"]["messages"][2]["content"] = "a wrong result"
+    result = compare(golden, port, style="openai", cited=_scenario_rules("loop-max-turns-exhausted"))
+    assert [d.path for d in result.failures] == ["$.phases[0].result.messages[2].content"]
+
+
+def test_real_golden_tool_loop_with_a_dropped_tool_use_and_result_pair_fails() -> None:
+    golden = _golden("loop-tool-loop", "anthropic-run")
+    port = copy.deepcopy(golden)
+    messages = port["phases"][0]["result"]["messages"]
+    messages[3]["content"] = [b for b in messages[3]["content"] if b["type"] != "tool_use"]
+    messages[4]["content"] = []
+    result = compare(golden, port, style="anthropic", cited=_scenario_rules("loop-tool-loop"))
+    assert any(d.path.startswith("$.phases[0].result.messages[3].content") for d in result.failures)
+    assert any(d.path.startswith("$.phases[0].result.messages[4].content") for d in result.failures)
