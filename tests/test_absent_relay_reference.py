@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from harness.compare import compare_variant
 from harness.fake_provider import FakeProvider
-from harness.compare import compare, compare_variant
 from harness.normalize import normalize
 from harness.observables import observables
 from harness.paths import scenarios_dir
@@ -73,6 +73,6 @@ def test_a_relay_off_mutant_that_changes_an_observable_is_caught(
     argv = [sys.executable, str(MUTANT_SHIM), "norelay-drops-tool-choice", "--no-relay"]
     mutant = start_shim(argv)
     on, off = observed(candidates[0], reference_shim, shared_provider), observed(candidates[0], mutant, shared_provider)
-    differences = compare(off, on, style="openai")
+    differences = compare_variant(off, on, candidates[0])
     assert differences.failures, "the relay-off mutant dropped tool_choice, yet the observables compared equal"
     assert "tool_choice" in differences.render_failures()
