@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from .compare import compare_variant
 from .errors import HarnessError
 from .fake_provider import FakeProvider
-from .golden import compare
 from .normalize import normalize
 from .observables import observables
 from .ports import ResolvedPort, resolve
@@ -237,7 +237,7 @@ def differ(port_a: Endpoint, port_b: Endpoint, scenario: dict[str, Any], *,
                 continue
             expected, actual = (normalize(observables(run_variant(variant, shim, provider, timeout=TIMEOUT_S)))
                                 for shim in (shim_a, shim_b))
-            comparison = compare(expected, actual, style=variant.style)
+            comparison = compare_variant(expected, actual, variant)
             failures += [f"{variant.name}:{difference.render()}" for difference in comparison.failures]
         return failures
 

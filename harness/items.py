@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .compare import compare_variant
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from .golden import compare
 from .golden_files import read_golden, write_golden
 from .normalize import normalize
 from .observables import observables
@@ -177,9 +177,7 @@ class VariantItem(pytest.Item):
             what = "observables differ from the golden:"
         if golden is None:
             return [f"no golden for {self.variant.scenario.id}[{base}]; {REGEN}"]
-        comparison = compare(
-            golden["observables"], got, style=self.variant.style, cited=frozenset(self.variant.scenario.rules)
-        )
+        comparison = compare_variant(golden["observables"], got, self.variant)
         for rule, diffs in comparison.gaps.items():
             conformance.tally.gaps[rule].extend(f"{self.variant.node_id}: {d.render().strip()}" for d in diffs)
         return [what, comparison.render_failures()] if comparison.failures else []

@@ -1,12 +1,21 @@
-"""Normalization of observables, driven by the table in ``fixtures/normalization.json``.
+"""Normalization of observables: the ``rewrite`` and ``unordered`` rows of the table.
 
-The table is data so that every port and the reference go through exactly the same
-rewrites, and a reviewer can see in one file everything the comparison forgives. Two
-passes: (1) walk the tree and, where a row's path and pattern match, assign the raw value a
-placeholder; (2) replace every occurrence of a claimed raw value anywhere in the tree by its
-placeholder, so cross-references survive (an answer echoing a generated id still matches,
-a placeholder whose content equals the relay prompt still equals it). Unordered lists are
-sorted by their canonical JSON.
+Applied alike to the reference (before a golden is written) and to every port, one tree at
+a time. Three rewrites, each reaching only the fields its row names:
+
+* ``generated-id`` — a Request id the port generated becomes ``<generated-id:G:n>``, where
+  ``G`` is what the Request relays (its calls' tool names, or its kind) and ``n`` numbers the
+  Requests of that group by phase and call ids. Argument text, prompt wording and arrival
+  order never change a number. Every occurrence of the raw id gets the same placeholder, so
+  an echo still matches by reference.
+* ``relay-prompt`` — a relay Request's prompt becomes ``<relay-prompt:NAME>`` for the tool
+  it relays, but only when the text names that tool: wording is advisory, naming the wrong
+  tool is not. The raw text is replaced wherever it occurs, inside longer strings too (the
+  declined output, a placeholder with a url), so the relations built on it still compare.
+* ``builtin-declaration`` — a builtin's description and schema become ``<builtin>``.
+
+Unordered rows sort the lists they name by canonical JSON; the comparison re-pairs their
+items by equivalence, so a forgiven difference never reorders them.
 """
 
 from __future__ import annotations
@@ -15,129 +24,147 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from .paths import fixtures_dir
+from .normtable import Row, Table, default_table
 
-PLACEHOLDER = {"generated-id": "<generated-id:{n}>", "relay-prompt": "<relay-prompt:{n}>"}
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    path: tuple[str, ...]
-    kind: str
-    match: re.Pattern[str]
-
-
-@dataclass(frozen=True)
-class Table:
-    rewrites: tuple[Rewrite, ...]
-    unordered: tuple[tuple[str, ...], ...]
-
-
-@lru_cache(maxsize=1)
-def default_table() -> Table:
-    return load_table(fixtures_dir() / "normalization.json")
-
-
-def load_table(path: Path) -> Table:
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return Table(
-        rewrites=tuple(
-            Rewrite(tuple(row["path"].split(".")), row["kind"], re.compile(row["match"])) for row in raw["rewrite"]
-        ),
-        unordered=tuple(tuple(row["path"].split(".")) for row in raw["unordered"]),
-    )
-
-
-def normalize(tree: Any, table: Table | None = None) -> Any:
-    table = table or default_table()
-    # Number placeholders by the content around each value, not by arrival order, so
-    # concurrent callbacks recorded in a different order still get the same numbers.
-    found: dict[str, tuple[str, str]] = {}
-    for path, value, parent in _leaves(tree, (), None):
-        for row in table.rewrites:
-            if row.kind not in PLACEHOLDER or not isinstance(value, str):
-                continue
-            if _path_matches(row.path, path) and row.match.search(value):
-                context = canonical({k: v for k, v in parent.items() if v != value})
-                previous = found.get(value)
-                if previous is None or context < previous[1]:
-                    found[value] = (row.kind, context)
-    claims: dict[str, str] = {}
-    counters: dict[str, int] = {}
-    for value, (kind, _) in sorted(found.items(), key=lambda item: (item[1], item[0])):
-        counters[kind] = counters.get(kind, 0) + 1
-        claims[value] = PLACEHOLDER[kind].format(n=counters[kind])
-    durations = [row.path for row in table.rewrites if row.kind == "duration"]
-    builtins = [row for row in table.rewrites if row.kind == "builtin-declaration"]
-    return _rewrite(_reduce_builtins(tree, (), builtins), (), claims, durations, table.unordered)
-
-
-def _reduce_builtins(node: Any, path: tuple[str, ...], rows: list[Rewrite]) -> Any:
-    """A builtin's declaration becomes ``{"builtin": name}`` where a row says so."""
-    if isinstance(node, dict):
-        name = (node.get("function") or {}).get("name") if isinstance(node.get("function"), dict) else node.get("name")
-        for row in rows:
-            if isinstance(name, str) and _path_matches(row.path, path) and row.match.search(name):
-                return {"builtin": name}
-        return {k: _reduce_builtins(v, (*path, str(k)), rows) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_reduce_builtins(v, (*path, str(i)), rows) for i, v in enumerate(node)]
-    return node
+BUILTIN = "<builtin>"
 
 
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _rewrite(
-    node: Any,
-    path: tuple[str, ...],
-    claims: dict[str, str],
-    durations: list[tuple[str, ...]],
-    unordered: tuple[tuple[str, ...], ...],
-) -> Any:
+def normalize(tree: Any, table: Table | None = None) -> Any:
+    table = table or default_table()
+    tree = _rewrite_builtins(tree, (), [r for r in table.rewrites if r.kind == "builtin-declaration"])
+    holders = list(objects(tree))
+    ids = _claim_ids(holders, [r for r in table.rewrites if r.kind == "generated-id"])
+    prompts = _claim_prompts(holders, [r for r in table.rewrites if r.kind == "relay-prompt"])
+    return _apply(tree, (), ids, _substring_pattern(prompts), prompts, table.unordered)
+
+
+def objects(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Every object of the tree with its path, depth first, in document order."""
     if isinstance(node, dict):
-        out = {}
+        yield path, node
         for key, value in node.items():
-            child = (*path, str(key))
-            if any(_path_matches(d, child) for d in durations) and isinstance(value, int | float):
-                out[key] = "<duration>"
-            else:
-                out[key] = _rewrite(value, child, claims, durations, unordered)
-        return out
+            yield from objects(value, (*path, str(key)))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from objects(value, (*path, str(i)))
+
+
+def _rewrite_builtins(node: Any, path: tuple[str, ...], rows: list[Row]) -> Any:
+    if isinstance(node, dict):
+        reached = [f for r in rows if r.holds_at(path, node, {}) for f in r.fields]
+        return {k: BUILTIN if k in reached else _rewrite_builtins(v, (*path, str(k)), rows) for k, v in node.items()}
     if isinstance(node, list):
-        items = [_rewrite(v, (*path, str(i)), claims, durations, unordered) for i, v in enumerate(node)]
-        if any(_path_matches(u, path) for u in unordered):
-            items.sort(key=canonical)
-        return items
-    if isinstance(node, str):
-        return claims.get(node, node)
+        return [_rewrite_builtins(v, (*path, str(i)), rows) for i, v in enumerate(node)]
     return node
 
 
-def _leaves(
-    node: Any, path: tuple[str, ...], parent: dict[str, Any] | None
-) -> Iterator[tuple[tuple[str, ...], Any, dict[str, Any]]]:
+@dataclass(frozen=True, order=True)
+class _Site:
+    """Where a claimed value sits, as the key that orders claims of one group."""
+
+    phase: str
+    key: str
+
+
+def _phase(path: tuple[str, ...]) -> str:
+    return path[1].zfill(4) if len(path) > 1 and path[0] == "phases" else ""
+
+
+def _calls(request: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = (request.get("data") or {}).get("calls") if isinstance(request.get("data"), dict) else None
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def _group_and_site(path: tuple[str, ...], request: dict[str, Any]) -> tuple[str, _Site]:
+    calls = _calls(request)
+    if calls:
+        names = ",".join(str(c.get("name")) for c in calls)
+        return names, _Site(_phase(path), canonical([c.get("id") for c in calls]))
+    rest = {k: v for k, v in request.items() if k != "id"}
+    return str(request.get("kind")), _Site(_phase(path), canonical(rest))
+
+
+def _claim_ids(holders: list[tuple[tuple[str, ...], dict[str, Any]]], rows: list[Row]) -> dict[str, str]:
+    found: dict[str, tuple[str, _Site]] = {}
+    for path, obj in holders:
+        for row in rows:
+            if not row.holds_at(path, obj, {}):
+                continue
+            for name in row.fields:
+                value = obj.get(name)
+                if isinstance(value, str) and (row.match is None or row.match.search(value)):
+                    group, site = _group_and_site(path, obj)
+                    if value not in found or (site, group) < (found[value][1], found[value][0]):
+                        found[value] = (group, site)
+    return _number(found, lambda group, n: f"<generated-id:{group}:{n}>")
+
+
+def _claim_prompts(holders: list[tuple[tuple[str, ...], dict[str, Any]]], rows: list[Row]) -> dict[str, str]:
+    found: dict[str, tuple[str, _Site]] = {}
+    for path, obj in holders:
+        calls = _calls(obj)
+        tool = calls[0].get("name") if calls else None
+        if not isinstance(tool, str):
+            continue
+        for row in rows:
+            if not row.holds_at(path, obj, {}):
+                continue
+            for name in row.fields:
+                text = obj.get(name)
+                if isinstance(text, str) and names_tool(text, tool):
+                    _, site = _group_and_site(path, obj)
+                    if text not in found or (site, tool) < (found[text][1], found[text][0]):
+                        found[text] = (tool, site)
+    return _number(found, lambda tool, n: f"<relay-prompt:{tool}>" if n == 1 else f"<relay-prompt:{tool}#{n}>")
+
+
+def names_tool(text: str, tool: str) -> bool:
+    """``text`` mentions ``tool`` as a whole name (``lookup`` is not named by ``lookup_v2``)."""
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(tool)}(?![A-Za-z0-9_-])", text) is not None
+
+
+def _number(found: dict[str, tuple[str, _Site]], placeholder: Any) -> dict[str, str]:
+    claims: dict[str, str] = {}
+    counters: dict[str, int] = {}
+    for value, (group, _) in sorted(found.items(), key=lambda item: (item[1][0], item[1][1], item[0])):
+        counters[group] = counters.get(group, 0) + 1
+        claims[value] = placeholder(group, counters[group])
+    return claims
+
+
+def _substring_pattern(prompts: dict[str, str]) -> re.Pattern[str] | None:
+    if not prompts:
+        return None
+    return re.compile("|".join(re.escape(t) for t in sorted(prompts, key=len, reverse=True)))
+
+
+def _apply(
+    node: Any,
+    path: tuple[str, ...],
+    ids: dict[str, str],
+    prompt_pattern: re.Pattern[str] | None,
+    prompts: dict[str, str],
+    unordered: tuple[Row, ...],
+) -> Any:
     if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _leaves(value, (*path, str(key)), node)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _leaves(value, (*path, str(i)), {"": node})
-    else:
-        yield path, node, parent or {}
-
-
-def _path_matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
-    if not pattern:
-        return not path
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        return any(_path_matches(rest, path[i:]) for i in range(len(path) + 1))
-    if not path:
-        return False
-    return (head == "*" or head == path[0]) and _path_matches(rest, path[1:])
+        out = {k: _apply(v, (*path, str(k)), ids, prompt_pattern, prompts, unordered) for k, v in node.items()}
+        for row in unordered:
+            if row.holds_at(path, node, {}):
+                for name in row.fields:
+                    if isinstance(out.get(name), list):
+                        out[name] = sorted(out[name], key=canonical)
+        return out
+    if isinstance(node, list):
+        return [_apply(v, (*path, str(i)), ids, prompt_pattern, prompts, unordered) for i, v in enumerate(node)]
+    if isinstance(node, str):
+        if node in ids:
+            return ids[node]
+        if prompt_pattern is not None:
+            return prompt_pattern.sub(lambda m: prompts[m.group(0)], node)
+    return node

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from harness.compare import compare_variant
 from harness.fake_provider import FakeProvider
-from harness.golden import compare
 from harness.normalize import normalize
 from harness.observables import observables
 from harness.paths import scenarios_dir
@@ -56,7 +56,7 @@ def test_relay_support_on_and_off_give_identical_observables(
     variant: Variant, reference_shim: ShimSession, norelay_shim: ShimSession, shared_provider: FakeProvider
 ) -> None:
     on, off = observed(variant, reference_shim, shared_provider), observed(variant, norelay_shim, shared_provider)
-    differences = compare(off, on, style=variant.style)
+    differences = compare_variant(off, on, variant)
     assert not differences.failures, (
         f"{variant.node_id}: relay support switched on changes observables of a relay-free run "
         f"(relay off = expected, relay on = got):\n{differences.render_failures()}"
@@ -73,6 +73,6 @@ def test_a_relay_off_mutant_that_changes_an_observable_is_caught(
     argv = [sys.executable, str(MUTANT_SHIM), "norelay-drops-tool-choice", "--no-relay"]
     mutant = start_shim(argv)
     on, off = observed(candidates[0], reference_shim, shared_provider), observed(candidates[0], mutant, shared_provider)
-    differences = compare(off, on, style="openai")
+    differences = compare_variant(off, on, candidates[0])
     assert differences.failures, "the relay-off mutant dropped tool_choice, yet the observables compared equal"
     assert "tool_choice" in differences.render_failures()

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..golden import compare
+from ..compare import compare_variant
 from ..normalize import normalize
 from ..observables import observables, project_result
 from ..paths import golden_dir
@@ -174,6 +174,6 @@ def same_observables(record: RunRecord) -> Iterator[str]:
     golden = json.loads(path.read_text(encoding="utf-8"))
     want = _comparable(golden["observables"])
     got = _comparable(normalize(observables(record)))
-    diff = compare({"phases": want}, {"phases": got}, style=record.variant.style)
+    diff = compare_variant({"phases": want}, {"phases": got}, record.variant)
     for d in diff.failures[:12]:
         yield f"stream vs run golden differs at{d.render().strip().removeprefix('$')}"
