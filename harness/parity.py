@@ -20,11 +20,10 @@ from typing import Any
 from .paths import fixtures_dir
 
 NOT_DRIVEN = {
-    "js": "not served by the npm registry reachable here (`npm view toolnexus` → E404); no relay in its 0.16.0 source",
     "csharp": "no .NET toolchain and no NuGet package reachable here",
     "elixir": "no Elixir toolchain and no Hex package reachable here",
 }
-PORT_ORDER = ("reference", "python", "golang", "java")
+PORT_ORDER = ("reference", "python", "golang", "java", "js")
 
 
 def cell(row: dict[str, Any] | None) -> str:

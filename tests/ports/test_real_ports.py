@@ -2,9 +2,10 @@
 expectations file, which must hold (no unexpected failure, no unexpected pass, no stale
 entry). A port that needs what this machine lacks is skipped with the reason, never passed.
 
-golang and java are served by no registry reachable here, so they run only against a
-toolnexus checkout named by TOOLNEXUS_SRC (how the toolnexus repository's own CI would run
-this gate on the commit under test).
+golang, java and js are served by no registry reachable here, so they run only against a
+toolnexus checkout named by TOOLNEXUS_SRC (.ci/run points it at the 0.16.0 source snapshot
+when the machine has one; the toolnexus repository's own CI would point it at the commit
+under test).
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ REPO = Path(__file__).resolve().parents[2]
 CHECKOUT = os.environ.get("TOOLNEXUS_SRC")
 
 PORTS = [
-    pytest.param("python", "python3", False, id="python"),
-    pytest.param("golang", "go", True, id="golang"),
-    pytest.param("java", "mvn", True, id="java"),
+    pytest.param("python", ("python3",), False, id="python"),
+    pytest.param("golang", ("go",), True, id="golang"),
+    pytest.param("java", ("mvn",), True, id="java"),
+    pytest.param("js", ("node", "npm"), True, id="js"),
 ]
 
 
 @pytest.mark.parametrize(("port", "toolchain", "needs_source"), PORTS)
-def test_port_meets_its_expectations(port: str, toolchain: str, needs_source: bool, tmp_path: Path) -> None:
-    if shutil.which(toolchain) is None:
-        pytest.skip(f"{port}: toolchain {toolchain!r} is not installed on this machine")
+def test_port_meets_its_expectations(port: str, toolchain: tuple[str, ...], needs_source: bool, tmp_path: Path) -> None:
+    missing = [program for program in toolchain if shutil.which(program) is None]
+    if missing:
+        pytest.skip(f"{port}: toolchain {' and '.join(map(repr, missing))} not installed on this machine")
     args = [f"--port={port}", f"--expectations=conformance/{port}.toml", f"--conformance-report={tmp_path / 'report.json'}"]
     if needs_source:
         if not CHECKOUT:
