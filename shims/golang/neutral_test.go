@@ -80,7 +80,7 @@ func TestShimHonesty(t *testing.T) {
 	}{
 		{tn.MetricEvent{Event: "tool", Tool: "t"}, `{"event":"tool","isError":false,"ms":0,"source":"","tool":"t"}`},
 		{tn.MetricEvent{Event: "tool", Tool: "t", Pending: true}, `{"event":"tool","isError":false,"ms":0,"pending":true,"source":"","tool":"t"}`},
-		{tn.MetricEvent{Event: "run"}, `{"error":"","event":"run","ms":0,"model":"","toolCalls":0,"totalTokens":0,"turns":0}`},
+		{tn.MetricEvent{Event: "run"}, `{"error":"","event":"run","model":"","ms":0,"toolCalls":0,"totalTokens":0,"turns":0}`},
 	}
 	for _, c := range metrics {
 		honestyCase(t, "metric "+c.ev.Event, neutralMetric(c.ev), c.serializer)

@@ -17,9 +17,8 @@ from typing import Any
 
 sys.path.insert(0, sys.argv[1])
 
-import toolnexus as tn  # noqa: E402
-
-import neutral  # noqa: E402
+import neutral
+import toolnexus as tn
 
 RENAMES = {
     "tool_calls": "toolCalls",
