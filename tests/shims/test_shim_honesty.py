@@ -172,8 +172,8 @@ def test_golang_check_catches_a_shim_that_defaults_nil_args(tmp_path: Path) -> N
 # -- java ----------------------------------------------------------------------------------
 
 
-@pytest.mark.timeout(900)  # a Maven build when the jar is not cached yet
-def test_java_shim_sends_what_jackson_defaults_give() -> None:
+def _wire_check(shim: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """Build the java shim at ``shim`` into ``out`` (cached by input digest) and run WireCheck."""
     if shutil.which("mvn") is None:
         pytest.skip("java shim: toolchain 'mvn' is not installed on this machine")
     if not CHECKOUT:
@@ -182,8 +182,25 @@ def test_java_shim_sends_what_jackson_defaults_give() -> None:
         jdk = java_shim.find_jdk()
     except BuildError as exc:
         pytest.skip(f"java shim: {exc}")
-    out = CACHE / "java"
-    jar = java_shim.build(ROOT / "shims" / "java", Path(CHECKOUT), out)
+    jar = java_shim.build(shim, Path(CHECKOUT), out)
     done = run([str(jdk.home / "bin" / "java"), "-cp", str(jar), "dev.toolnexus.conformance.shim.WireCheck"])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert_honest(done, "shims/java")
+    return done
+
+
+@pytest.mark.timeout(900)  # a Maven build when the jar is not cached yet
+def test_java_shim_sends_what_jackson_defaults_give() -> None:
+    assert_honest(_wire_check(ROOT / "shims" / "java", CACHE / "java"), "shims/java")
+
+
+@pytest.mark.timeout(900)
+def test_java_check_catches_a_shim_that_defaults_a_null_delta(tmp_path: Path) -> None:
+    shim = tmp_path / "java"
+    shutil.copytree(ROOT / "shims" / "java", shim, ignore=shutil.ignore_patterns("target"))
+    neutral = next(shim.rglob("Neutral.java"))
+    source = neutral.read_text(encoding="utf-8")
+    honest = 'm.put("delta", e.delta());'
+    assert honest in source, f"the mutation's target is gone from Neutral.java: {honest!r}"
+    neutral.write_text(source.replace(honest, 'm.put("delta", e.delta() == null ? "" : e.delta());'), encoding="utf-8")
+    _, found = mismatches(_wire_check(shim, CACHE / "java-cleaning").stdout)
+    assert any(line.startswith("stream event text:") for line in found), found
