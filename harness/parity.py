@@ -20,11 +20,10 @@ from typing import Any
 from .paths import fixtures_dir
 
 NOT_DRIVEN = {
-    "js": "not served by the npm registry reachable here (`npm view toolnexus` → E404); no relay in its 0.16.0 source",
     "csharp": "no .NET toolchain and no NuGet package reachable here",
     "elixir": "no Elixir toolchain and no Hex package reachable here",
 }
-PORT_ORDER = ("reference", "python", "golang", "java")
+PORT_ORDER = ("reference", "python", "golang", "java", "js")
 # Upstream's own scope for relay and durable resume (SPEC.md §1 "Upstream's preview scope"),
 # so a port maintainer reads a relay or resume failure against the right contract.
 PREVIEW_SCOPE = (

@@ -21,9 +21,9 @@ def test_parity_matrix_is_current() -> None:
     assert (DOCS / "parity.md").read_text(encoding="utf-8") == render(_reports()), f"docs/parity.md is stale; run: {REGEN}"
 
 
-def test_reports_cover_the_four_driven_ports_and_known_rules() -> None:
+def test_reports_cover_the_five_driven_ports_and_known_rules() -> None:
     reports = _reports()
-    assert {r["port"] for r in reports} == {"reference", "python", "golang", "java"}
+    assert {r["port"] for r in reports} == {"reference", "python", "golang", "java", "js"}
     known = {r["id"] for r in json.loads((fixtures_dir() / "rules.json").read_text(encoding="utf-8"))["rules"]}
     for report in reports:
         unknown = {row["rule"] for row in report["rules"]} - known

@@ -1,13 +1,16 @@
 """Shapes the python port's objects into the shim protocol's JSON (SPEC §4, §6).
 
-Two kinds of data leave the shim. *Wire data* (Requests, Answers, transcripts) is what a
-Python host would put on the wire: the port's dataclasses turned into dicts. The port
-itself ships no serializer, and ``dataclasses.asdict`` would write ``"url": null`` for an
-absent optional field; a host that follows the port's own docstring ("byte-identical wire
-data", optional keys) drops ``None`` fields instead, so that is what this module does —
-on the dataclass fields only, never inside ``data`` or a transcript, which pass through
-as the port holds them. *Non-wire data* (RunResult's other fields, metric events, stream
-envelopes) is idiomatic snake_case in this port and is renamed to the neutral camelCase.
+A shim adds nothing and cleans nothing (SPEC §6). The port ships no serializer, so its
+dataclasses (Request, Answer, RunResult) go out as Python's standard generic serializer
+writes them: ``dataclasses.asdict`` (then ``json``) — an absent optional field is written
+as ``null``, exactly as a Python host serializing the port's objects would get it. Dicts
+the port builds itself (transcripts, stream events, metric events, tool-call records) pass
+through as the port holds them.
+
+The one thing done to non-wire data is renaming: RunResult's fields, metric events and
+stream envelopes are idiomatic snake_case in this port and get the protocol's camelCase
+names (``tool_calls`` -> ``toolCalls``), key for key, each value left as the serializer
+writes it. Wire data inside them (``messages``, a Request) is never renamed.
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ from typing import Any
 import toolnexus as tn
 
 
-def request_wire(request: Any) -> dict[str, Any]:
-    """A Request (or Answer) dataclass as a host writes it: absent optional keys omitted."""
-    if isinstance(request, dict):
-        return request
-    return {f.name: getattr(request, f.name) for f in dataclasses.fields(request) if getattr(request, f.name) is not None}
+def wire(value: Any) -> Any:
+    """A port object as ``dataclasses.asdict`` writes it (a dict or list passes through)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def request_wire(request: Any) -> Any:
+    """A Request (or Answer) as the standard serializer writes it."""
+    return wire(request)
 
 
 def request_from_wire(wire: dict[str, Any]) -> tn.Request:
@@ -40,67 +48,54 @@ def answer_from_wire(wire: dict[str, Any]) -> tn.Answer:
     return tn.Answer(id=wire["id"], ok=wire["ok"], data=wire.get("data"), reason=wire.get("reason"))
 
 
-def usage(raw: dict[str, Any] | None) -> dict[str, int]:
-    raw = raw or {}
-    return {
-        "promptTokens": raw.get("prompt_tokens", 0),
-        "completionTokens": raw.get("completion_tokens", 0),
-        "totalTokens": raw.get("total_tokens", 0),
-    }
-
-
-def run_result(result: Any) -> dict[str, Any]:
-    """The neutral RunResult: wire fields as the port holds them, the rest renamed."""
-    calls = [
-        {"name": c.get("name"), "args": c.get("args"), "output": c.get("output"), "isError": bool(c.get("is_error"))}
-        for c in result.tool_calls
-    ]
-    wire: dict[str, Any] = {
-        "status": result.status,
-        "text": result.text,
-        "messages": result.messages,
-        "model": result.model,
-        "turns": result.turns,
-        "toolCalls": calls,
-        "toolCallCount": result.tool_call_count,
-        "usage": usage(result.usage),
-    }
-    if result.limit is not None:
-        wire["limit"] = result.limit
-    if result.pending is not None:
-        wire["pending"] = request_wire(result.pending)
-    return wire
-
-
-def _camel(key: str) -> str:
+def camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+def renamed(mapping: Any) -> Any:
+    """A snake_case dict with camelCase keys, values untouched (anything else passes)."""
+    if not isinstance(mapping, dict):
+        return mapping
+    return {camel(k): v for k, v in mapping.items()}
+
+
+def run_result(result: Any) -> Any:
+    """The RunResult as ``asdict`` writes it, its own field names (and its tool-call records'
+    and usage's) renamed to camelCase; ``messages`` and ``pending`` are left as written."""
+    written = wire(result)
+    if not isinstance(written, dict):
+        return written
+    neutral: dict[str, Any] = {}
+    for key, value in written.items():
+        if key == "tool_calls" and isinstance(value, list):
+            value = [renamed(call) for call in value]
+        elif key == "usage":
+            value = renamed(value)
+        neutral[camel(key)] = value
+    return neutral
+
+
 def metric(event: dict[str, Any]) -> dict[str, Any]:
     """A snake_case metric event in neutral camelCase (``is_error`` -> ``isError``, ...)."""
-    return {_camel(k): v for k, v in event.items()}
+    return renamed(event)
 
 
 def stream_event(event: dict[str, Any]) -> dict[str, Any]:
-    """One of the port's stream dicts in the neutral shape of SPEC §4."""
-    kind = event.get("type")
-    if kind == "tool_result":
-        return {
-            "type": kind,
-            "id": event.get("id"),
-            "name": event.get("name"),
-            "output": event.get("output"),
-            "isError": bool(event.get("is_error")),
-        }
-    if kind == "usage":
-        return {"type": kind, "usage": usage(event.get("usage"))}
-    if kind == "pending":
-        return {"type": kind, "request": request_wire(event["request"])}
-    if kind == "done":
-        return {"type": kind, "result": run_result(event["result"])}
-    return dict(event)
+    """One of the port's stream dicts with camelCase keys; its usage renamed the same way,
+    its Request and RunResult written as above."""
+    neutral: dict[str, Any] = {}
+    for key, value in event.items():
+        if key == "usage":
+            value = renamed(value)
+        elif key == "request":
+            value = request_wire(value)
+        elif key == "result":
+            value = run_result(value)
+        neutral[camel(key)] = value
+    return neutral
 
 
 def tool_result(result: Any) -> dict[str, Any]:
-    return {"output": result.output, "isError": bool(result.is_error)}
+    """The result inside an afterTool hook event (the protocol's own neutral shape)."""
+    return {"output": result.output, "isError": result.is_error}

@@ -40,4 +40,4 @@ def test_the_conformance_report_has_json_and_markdown(tmp_path: Path) -> None:
     assert "| `relay.calls-in-one-request` | normative | 6 | 0 |" in target.with_suffix(".md").read_text(encoding="utf-8")
     matrix = render([report])
     assert "| `relay.calls-in-one-request` | normative | pass 6 |" in matrix
-    assert "| js | — | no:" in matrix
+    assert "| csharp | — | no:" in matrix

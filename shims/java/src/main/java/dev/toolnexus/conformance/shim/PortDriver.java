@@ -186,7 +186,7 @@ final class PortDriver {
     private static Map<String, Object> event(String name, Map<String, Object> args, String callId) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("name", name);
-        m.put("args", args == null ? Map.of() : args);
+        m.put("args", args);
         if (callId != null) m.put("callId", callId);
         return m;
     }
