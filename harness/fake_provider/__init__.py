@@ -9,7 +9,9 @@ from __future__ import annotations
 from .pairing import Rejection
 from .provider import FakeProvider
 from .records import ProviderViolation, RecordedRequest
-from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage, ScriptError
+from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage
+from .script_error import ScriptError
+from .wire import ScriptedSplit, ScriptedWire
 from .sessions import Session
 
 __all__ = [
@@ -22,5 +24,7 @@ __all__ = [
     "ScriptedCall",
     "ScriptedTurn",
     "ScriptedUsage",
+    "ScriptedSplit",
+    "ScriptedWire",
     "Session",
 ]
