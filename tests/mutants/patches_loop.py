@@ -301,3 +301,21 @@ def _source_renamed(shim: ModuleType) -> None:
         return tool
 
     wrap(Metrics, "tool", make)
+
+
+@mutant("undeclared-tool-lowercase", "loop.undeclared-tool-call",
+        description="a call of an undeclared tool gets 'unknown tool: <name>' with source 'unknown', as the reference once did")
+def _undeclared_lowercase(shim: ModuleType) -> None:
+    from reference_py.execution import CallRunner
+    from reference_py.types import ToolResult
+
+    def make_execute(original: Any) -> Any:
+        async def execute(self: Any, call: Any, *args: Any) -> Any:
+            if call.name not in self._tools:
+                return ToolResult(output=f"unknown tool: {call.name}", is_error=True)
+            return await original(self, call, *args)
+
+        return execute
+
+    wrap(CallRunner, "_execute", make_execute)
+    wrap(CallRunner, "_source", lambda original: lambda self, name: original(self, name) if name in self._tools else "unknown")
