@@ -137,3 +137,26 @@ def test_not_halted_transcript_names_a_resume_that_went_ahead() -> None:
     assert run("resume.not-halted-transcript", record([{"text": "x"}], [halted, went], **resume)) == [
         "runWithAnswer resumed a transcript that is not halted ({'status': 'done', 'text': 'y'}); the reference refuses it",
         "runWithAnswer sent 1 request(s) for a transcript that is not halted"]
+
+
+# --- assistant content shapes -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "kept", "stored", "complaint"), [
+    ("absent", {}, {"content": ""}, "has content ''; the provider sent no content key"),
+    ("empty", {"content": ""}, {"content": None}, "has content None; the provider sent ''"),
+    ("null", {"content": None}, {}, "has content no content key; the provider sent None"),
+])
+def test_content_null_compares_with_what_the_provider_sent(
+    shape: str, kept: dict[str, Any], stored: dict[str, Any], complaint: str
+) -> None:
+    turns = [{"toolCalls": [{"id": "c1", "name": "get_time", "arguments": "{}"}], "wire": {"content": shape}}, {"text": "done"}]
+    calls = [{"id": "c1", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]
+
+    def with_assistant(extra: dict[str, Any]) -> PhaseRecord:
+        messages = [{"role": "assistant", "tool_calls": calls, **extra}, {"role": "tool", "tool_call_id": "c1", "content": "x"}]
+        return phase(requests=2, result={"status": "done", "text": "done", "messages": messages})
+
+    assert run("loop.assistant-content-null", record(turns, [with_assistant(kept)])) == []
+    messages = run("loop.assistant-content-null", record(turns, [with_assistant(stored)]))
+    assert messages and all(complaint in m for m in messages), messages
