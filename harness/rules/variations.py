@@ -11,6 +11,7 @@ from typing import Any
 
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
+from .model import BUILTIN_NAMES
 from .transcript import tool_turns
 
 UNKNOWN_TOOL_PREFIX = "Unknown tool: "
@@ -172,3 +173,30 @@ def not_halted_transcript(record: RunRecord) -> Iterator[str]:
         yield f"{resumed.entry} resumed a transcript that is not halted ({outcome}); the reference refuses it"
     if resumed.requests:
         yield f"{resumed.entry} sent {len(resumed.requests)} request(s) for a transcript that is not halted"
+
+
+@check("decl.runtime-register")
+def runtime_register(record: RunRecord) -> Iterator[str]:
+    toolkit = record.variant.toolkit()
+    registered = toolkit.get("register") or []
+    if not registered:
+        raise NotApplicable("the toolkit registers no tool at runtime")
+    if record.declarations is None:
+        raise NotApplicable("the port refused the toolkit (judged by relay.collision-guard)")
+    built = {t["name"]: t["description"] for t in reversed(toolkit["tools"])}  # first of a name wins
+    if toolkit.get("builtins"):
+        built.update({name: "" for name in BUILTIN_NAMES if name not in built})
+    first = dict(built)
+    for tool in registered:
+        first.setdefault(tool["name"], tool["description"])
+    added = [name for name in first if name not in built]
+    declared = [d.get("function", {}).get("name") for d in record.declarations.get("openai") or []]
+    head, tail = declared[: len(declared) - len(added)], declared[len(declared) - len(added) :]
+    if len(set(declared)) != len(declared) or tail != added or set(head) != set(built):
+        yield (f"declared {declared}; expected the toolkit's own {len(built)} tool(s), then only the newly "
+               f"registered ones in order: {added}")
+    descriptions = {d["function"]["name"]: d["function"].get("description") for d in record.declarations.get("openai") or []}
+    for tool in registered:
+        kept = first[tool["name"]]
+        if tool["description"] != kept and descriptions.get(tool["name"]) == tool["description"]:
+            yield f"registering {tool['name']!r} again replaced the first tool of that name (first must win)"
