@@ -193,13 +193,13 @@ def test_generated_chunk_boundaries_cut_the_stream(
 
 
 @pytest.mark.rule("loop.sse-openai-delta-order")
-@pytest.mark.parametrize("kind", ["reversed", "gaps", "no-index"])
+@pytest.mark.parametrize("kind", ["reversed", "interleaved", "gaps", "no-index"])
 def test_generated_tool_call_deltas_take_effect(
     kind: str, reference_shim: ShimSession, shared_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def drawn(wire: dict[str, Any]) -> bool:
-        if kind == "reversed":
-            return wire.get("toolCallOrder") == "reversed"
+        if kind in ("reversed", "interleaved"):
+            return wire.get("toolCallOrder") == kind
         if kind == "gaps":
             return wire.get("toolCallIndexes", [0])[-1] >= len(wire.get("toolCallIndexes", [])) > 1
         return bool(wire.get("omitToolCallIndex"))
@@ -212,6 +212,9 @@ def test_generated_tool_call_deltas_take_effect(
     if kind == "reversed":
         assert opened == calls[::-1]
         assert "loop.sse-openai-delta-order" in found["rules"], "the gap it provokes must be cited"
+    elif kind == "interleaved":
+        openings = [i for i, p in enumerate(parts) if "id" in p]
+        assert opened == calls and openings == list(range(len(calls))), "every opening delta comes first"
     elif kind == "gaps":
         assert [p["index"] for p in parts if "id" in p] == _wires(found)[0]["toolCallIndexes"]
     else:
