@@ -28,9 +28,14 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from .differential_wire import (
+    NON_ASCII_VALUES,
+    turn_wire,
+    variation_rules,
+    with_undeclared,
+)
 from .errors import HarnessError
 from .fake_provider import FakeProvider
-from .differential_wire import NON_ASCII_VALUES, turn_wire, variation_rules, with_undeclared
 from .golden import compare
 from .normalize import normalize
 from .observables import observables

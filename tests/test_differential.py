@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from harness.differential import Features, as_scenario, differ, main, minimal_difference, scenarios
+from harness.differential import (
+    Features,
+    as_scenario,
+    differ,
+    main,
+    minimal_difference,
+    scenarios,
+)
 from harness.differential_wire import UNDECLARED_NAME
 from harness.fake_provider import FakeProvider, Session
 from harness.ports import resolve

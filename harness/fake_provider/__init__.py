@@ -11,8 +11,8 @@ from .provider import FakeProvider
 from .records import ProviderViolation, RecordedRequest
 from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage
 from .script_error import ScriptError
-from .wire import ScriptedSplit, ScriptedWire
 from .sessions import Session
+from .wire import ScriptedSplit, ScriptedWire
 
 __all__ = [
     "FakeProvider",
@@ -22,9 +22,9 @@ __all__ = [
     "Script",
     "ScriptError",
     "ScriptedCall",
+    "ScriptedSplit",
     "ScriptedTurn",
     "ScriptedUsage",
-    "ScriptedSplit",
     "ScriptedWire",
     "Session",
 ]

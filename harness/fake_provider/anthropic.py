@@ -57,7 +57,7 @@ def message(turn: ScriptedTurn, model: str, message_id: str) -> dict[str, Any]:
 def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[bytes, ...]:
     """The stream. Ports add up the usage of message_start and of every message_delta, so
     input tokens go only in message_start and output tokens only in message_delta."""
-    start = {
+    start: dict[str, Any] = {
         "id": message_id,
         "type": "message",
         "role": "assistant",

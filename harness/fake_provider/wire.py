@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from .script_error import ScriptError
@@ -61,7 +62,7 @@ class ScriptedSplit:
     def pieces(self, events: tuple[bytes, ...]) -> tuple[bytes, ...]:
         stream = b"".join(events)
         edges = [0, *self.boundaries(stream), len(stream)]
-        pieces = tuple(stream[a:b] for a, b in zip(edges, edges[1:]) if b > a)
+        pieces = tuple(stream[a:b] for a, b in pairwise(edges) if b > a)
         if len(pieces) > MAX_PIECES:
             raise ScriptError(f"wire.split cuts this stream into {len(pieces)} pieces; at most {MAX_PIECES}")
         return pieces

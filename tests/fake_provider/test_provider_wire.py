@@ -12,7 +12,14 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_provider_client import assemble_anthropic, assemble_openai, headers_for, minimal_body, post, sse_events
+from fake_provider_client import (
+    assemble_anthropic,
+    assemble_openai,
+    headers_for,
+    minimal_body,
+    post,
+    sse_events,
+)
 
 from harness.fake_provider import FakeProvider, Session
 from harness.fake_provider.script import ScriptedTurn, ScriptError

@@ -54,15 +54,15 @@ def test_usage_summed_counts_an_absent_usage_as_nothing_and_leaves_the_total_to_
     assert run("loop.usage-summed", ok) == []
     broken = record(TURNS_NO_TOTAL, [phase(requests=2, result=usage(54, 55, 9))])
     assert run("loop.usage-summed", broken) == [
-        "usage is {'promptTokens': 54, 'completionTokens': 55}, expected the per-turn sum "
-        "{'promptTokens': 4, 'completionTokens': 5}"]
+        ("usage is {'promptTokens': 54, 'completionTokens': 55}, expected the per-turn sum "
+         "{'promptTokens': 4, 'completionTokens': 5}")]
 
 
 def test_usage_total_missing_reports_a_kept_zero() -> None:
     assert run("loop.usage-total-missing", record(TURNS_NO_TOTAL, [phase(requests=2, result=usage(4, 5, 9))])) == []
     messages = run("loop.usage-total-missing", record(TURNS_NO_TOTAL, [phase(requests=2, result=usage(4, 5, 0))]))
-    assert messages == ["totalTokens is 0; the reference counts prompt + completion for the turns without a "
-                        "usable total_tokens, 9"]
+    assert messages == [("totalTokens is 0; the reference counts prompt + completion for the turns without a "
+                         "usable total_tokens, 9")]
     with pytest.raises(NotApplicable):
         run("loop.usage-total-missing", record(TURNS_NO_TOTAL, [phase(requests=2, result=usage(4, 5, 0))], style="anthropic"))
 
@@ -83,8 +83,8 @@ REVERSED = [{"toolCalls": [{"id": "c1", "name": "get_time", "arguments": "{}"}, 
 def test_delta_order_names_a_first_seen_order() -> None:
     assert run("loop.sse-openai-delta-order", record(REVERSED, [phase("stream", bodies=_replay(["c1", "c2"]))], entry="stream")) == []
     messages = run("loop.sse-openai-delta-order", record(REVERSED, [phase("stream", bodies=_replay(["c2", "c1"]))], entry="stream"))
-    assert messages == ["turn 1: deltas arrived in reversed index order and the port ordered the calls ['c2', 'c1']; "
-                        "the reference orders them by index, ['c1', 'c2']"]
+    assert messages == [("turn 1: deltas arrived in reversed index order and the port ordered the calls ['c2', 'c1']; "
+                         "the reference orders them by index, ['c1', 'c2']")]
     with pytest.raises(NotApplicable):
         run("loop.sse-openai-delta-order", record(REVERSED, [phase("run", bodies=_replay(["c2", "c1"]))]))
 
@@ -124,8 +124,8 @@ def test_max_turns_zero_names_requests_and_outcome() -> None:
     assert run("loop.max-turns-zero", record([{"text": "x"}], [phase(requests=0, result=good)], **zero)) == []
     messages = run("loop.max-turns-zero", record([{"text": "x"}], [phase(requests=1, result={"status": "done", "text": "x"})], **zero))
     assert messages == ["maxTurns 0: the port sent 1 request(s); the reference sends none",
-                        "maxTurns 0: the port returned {'status': 'done', 'limit': None, 'text': 'x'}; the reference returns "
-                        "{'status': 'incomplete', 'limit': 'maxTurns', 'text': ''}"]
+                        ("maxTurns 0: the port returned {'status': 'done', 'limit': None, 'text': 'x'}; the reference returns "
+                         "{'status': 'incomplete', 'limit': 'maxTurns', 'text': ''}")]
 
 
 def test_not_halted_transcript_names_a_resume_that_went_ahead() -> None:

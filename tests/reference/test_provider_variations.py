@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from hostkit import Log, drive, real_tool, toolkit
+from scripted import API_KEY, MODEL, STYLES
+
 from harness.fake_provider import FakeProvider, Session
 from reference_py import Answer, Request, ResumeError, create_client, relay_tool
-from scripted import API_KEY, MODEL, STYLES
 
 rule = pytest.mark.rule
 ARGS = '{ "b": 2,  "a": "Zürich ☕" }'

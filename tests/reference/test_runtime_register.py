@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from hostkit import Log, real_tool, toolkit
+
 from reference_py import ToolContext, ToolkitError, relay_tool
 
 rule = pytest.mark.rule
