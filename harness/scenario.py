@@ -55,7 +55,8 @@ class Scenario:
 
     @property
     def relay_free(self) -> bool:
-        return not any(tool.get("relay") for tool in self.data["toolkit"]["tools"])
+        toolkit = self.data["toolkit"]
+        return not any(tool.get("relay") for tool in [*toolkit["tools"], *toolkit.get("register", [])])
 
     def variants(self) -> Iterator[Variant]:
         for style in self.data["styles"]:

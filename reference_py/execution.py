@@ -63,14 +63,15 @@ class CallRunner:
 
     def _source(self, name: str) -> str:
         tool = self._tools.get(name)
-        return tool.source if tool is not None else "unknown"
+        # every port labels a call of an undeclared tool "custom" (loop.undeclared-tool-call)
+        return tool.source if tool is not None else "custom"
 
     async def _execute(
         self, call: Call, args: dict[str, Any], raw: str, turn: int, answer: Answer | None
     ) -> ToolResult:
         tool = self._tools.get(call.name)
         if tool is None:
-            return ToolResult(output=f"unknown tool: {call.name}", is_error=True)
+            return ToolResult(output=f"Unknown tool: {call.name}", is_error=True)
         ctx = ToolContext(call_id=call.id, tool_name=call.name, answer=answer, raw_arguments=raw, turn=turn)
         try:
             return as_tool_result(await maybe_await(tool.execute(args, ctx)))

@@ -1,5 +1,5 @@
 """Toolkit assembly: builtins (when switched on) then extra tools, the relay collision
-guard, and name de-duplication.
+guard, name de-duplication, and runtime registration (``Toolkit.register``).
 
 Order is insertion order; an extra tool with a builtin's name replaces that builtin (the
 builtin is dropped); otherwise the first tool of a name wins. The collision guard runs on
@@ -27,6 +27,21 @@ class Toolkit:
 
     def get(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
+
+    def register(self, *tools: Tool) -> Toolkit:
+        """Add tools at runtime, after the ones the toolkit was built with, as every port's
+        ``register`` does: a name already present is kept (first wins, so a registered tool
+        never shadows a builtin). The relay collision guard holds here too: a relay tool
+        named like a builtin is refused whether builtins are on or off, and then nothing is
+        added. Returns the toolkit for chaining."""
+        for index, tool in enumerate(tools):
+            if not isinstance(tool, Tool):
+                raise ToolkitError(f"register: tools[{index}] is not a Tool (got {type(tool).__name__})")
+        check_relay_collisions(tools)
+        for tool in tools:
+            if self.get(tool.name) is None:
+                self.tools.append(tool)
+        return self
 
     def to_openai(self) -> list[dict[str, Any]]:
         return to_openai(self.tools)

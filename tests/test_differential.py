@@ -17,8 +17,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from harness.differential import Features, as_scenario, differ, main, minimal_difference, scenarios
-from harness.fake_provider import FakeProvider
+from harness.differential import (
+    Features,
+    as_scenario,
+    differ,
+    main,
+    minimal_difference,
+    scenarios,
+)
+from harness.differential_wire import UNDECLARED_NAME
+from harness.fake_provider import FakeProvider, Session
 from harness.ports import resolve
 from harness.runner import run_variant
 from harness.scenario import load_scenario
@@ -136,3 +144,124 @@ def test_the_cli_reports_agreement_and_writes_nothing(tmp_path: Path, capsys: py
     assert main(["--port=reference", "--against=reference", "--examples", "5", "--out", str(tmp_path)]) == 0
     assert not list(tmp_path.iterdir())
     assert "agree on 5 generated scenarios" in capsys.readouterr().out
+
+
+# --- provider-side variations (harness/differential_wire.py) ---------------------------------
+
+
+def _served(scenario: dict[str, Any], shim: ShimSession, provider: FakeProvider,
+            monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Session]]:
+    """Run the scenario's first variant; the record and the fake-provider sessions it used."""
+    sessions: list[Session] = []
+    open_session = provider.session
+
+    def recording(script: Any, style: str) -> Session:
+        sessions.append(open_session(script, style))
+        return sessions[-1]
+
+    monkeypatch.setattr(provider, "session", recording)
+    record = run_variant(next(as_scenario(scenario).variants()), shim, provider, timeout=10)
+    monkeypatch.undo()
+    return record, sessions
+
+
+def _streamed_openai(wanted: Callable[[dict[str, Any]], bool]) -> Callable[[dict[str, Any]], bool]:
+    return lambda s: s["styles"] == ["openai"] and s["entries"] == ["stream"] and wanted(s)
+
+
+def _wires(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    return [t.get("wire") or {} for t in scenario["turns"]]
+
+
+def _tool_parts(reply: Any) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in reply.wire_bytes.decode().split("\n\n"):
+        data = block.removeprefix("data: ")
+        if data.startswith("{"):
+            for choice in json.loads(data)["choices"]:
+                parts.extend(choice["delta"].get("tool_calls", []))
+    return parts
+
+
+@pytest.mark.rule("loop.sse-openai")
+def test_generated_chunk_boundaries_cut_the_stream(
+    reference_shim: ShimSession, shared_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cut_inside_characters(s: dict[str, Any]) -> bool:
+        first = s["turns"][0]
+        return bool(_wires(s)[0].get("split", {}).get("utf8")) and any(not c["arguments"].isascii() for c in first["toolCalls"])
+
+    found = _find(Features(), _streamed_openai(cut_inside_characters))
+    record, sessions = _served(found, reference_shim, shared_provider, monkeypatch)
+    cut = [r for r in sessions[0].replies if r.events and any(not e.endswith(b"\n\n") for e in r.events)]
+    assert cut, "no served stream was cut inside an event"
+    assert any(0x80 <= e[0] < 0xC0 for r in cut for e in r.events if e), "no piece starts inside a UTF-8 character"
+    assert record.first.error is None and not differ(reference_shim, reference_shim, found, provider=shared_provider)
+
+
+@pytest.mark.rule("loop.sse-openai-delta-order")
+@pytest.mark.parametrize("kind", ["reversed", "interleaved", "gaps", "no-index"])
+def test_generated_tool_call_deltas_take_effect(
+    kind: str, reference_shim: ShimSession, shared_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def drawn(wire: dict[str, Any]) -> bool:
+        if kind in ("reversed", "interleaved"):
+            return wire.get("toolCallOrder") == kind
+        if kind == "gaps":
+            return wire.get("toolCallIndexes", [0])[-1] >= len(wire.get("toolCallIndexes", [])) > 1
+        return bool(wire.get("omitToolCallIndex"))
+
+    found = _find(Features(), _streamed_openai(lambda s: drawn(_wires(s)[0]) and "wire" in s["turns"][0]))
+    _, sessions = _served(found, reference_shim, shared_provider, monkeypatch)
+    parts = _tool_parts(sessions[0].replies[0])
+    calls = [c["id"] for c in found["turns"][0]["toolCalls"]]
+    opened = [p["id"] for p in parts if "id" in p]
+    if kind == "reversed":
+        assert opened == calls[::-1]
+        assert "loop.sse-openai-delta-order" in found["rules"], "the gap it provokes must be cited"
+    elif kind == "interleaved":
+        openings = [i for i, p in enumerate(parts) if "id" in p]
+        assert opened == calls and openings == list(range(len(calls))), "every opening delta comes first"
+    elif kind == "gaps":
+        assert [p["index"] for p in parts if "id" in p] == _wires(found)[0]["toolCallIndexes"]
+    else:
+        assert parts and all("index" not in p for p in parts)
+
+
+@pytest.mark.rule("loop.usage-total-missing")
+@pytest.mark.parametrize("shape", ["absent", "no-total", "zero-total"])
+def test_generated_usage_shapes_take_effect(
+    shape: str, reference_shim: ShimSession, shared_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = _find(Features(), lambda s: s["styles"] == ["openai"] and s["entries"] == ["run"] and _wires(s)[0].get("usage") == shape)
+    _, sessions = _served(found, reference_shim, shared_provider, monkeypatch)
+    usage = json.loads(sessions[0].replies[0].body).get("usage")
+    assert usage == {"absent": None, "no-total": {"prompt_tokens": 10, "completion_tokens": 5},
+                     "zero-total": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 0}}[shape]
+
+
+@pytest.mark.rule("loop.assistant-content-null")
+@pytest.mark.parametrize("shape", ["empty", "absent"])
+def test_generated_content_shapes_take_effect(
+    shape: str, reference_shim: ShimSession, shared_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = _find(Features(), lambda s: s["styles"] == ["openai"] and s["entries"] == ["run"] and _wires(s)[0].get("content") == shape)
+    _, sessions = _served(found, reference_shim, shared_provider, monkeypatch)
+    message = json.loads(sessions[0].replies[0].body)["choices"][0]["message"]
+    assert ("content" in message) is (shape == "empty") and message.get("content") in ("", None)
+    assert "loop.assistant-content-null" in found["rules"]
+
+
+@pytest.mark.rule("loop.undeclared-tool-call")
+def test_generated_undeclared_calls_get_unknown_tool(
+    reference_shim: ShimSession, shared_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def calls_ghost(s: dict[str, Any]) -> bool:
+        return "waitFor" not in s.get("host", {}) and any(c["name"] == UNDECLARED_NAME for c in s["turns"][0]["toolCalls"])
+
+    found = _find(Features(), calls_ghost)
+    assert UNDECLARED_NAME not in {t["name"] for t in found["toolkit"]["tools"]}
+    assert "loop.undeclared-tool-call" in found["rules"]
+    record, _ = _served(found, reference_shim, shared_provider, monkeypatch)
+    assert len(record.first.requests) > 1, record.first
+    assert f"Unknown tool: {UNDECLARED_NAME}" in json.dumps(record.first.requests[1], ensure_ascii=False)

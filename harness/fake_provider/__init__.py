@@ -9,8 +9,10 @@ from __future__ import annotations
 from .pairing import Rejection
 from .provider import FakeProvider
 from .records import ProviderViolation, RecordedRequest
-from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage, ScriptError
+from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage
+from .script_error import ScriptError
 from .sessions import Session
+from .wire import ScriptedSplit, ScriptedWire
 
 __all__ = [
     "FakeProvider",
@@ -20,7 +22,9 @@ __all__ = [
     "Script",
     "ScriptError",
     "ScriptedCall",
+    "ScriptedSplit",
     "ScriptedTurn",
     "ScriptedUsage",
+    "ScriptedWire",
     "Session",
 ]

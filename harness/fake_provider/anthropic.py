@@ -2,8 +2,10 @@
 ``message`` JSON body or as the named SSE events of a streamed message, and Anthropic's
 error envelope. ``tool_use.input`` is the scripted argument text parsed (key order kept);
 a stream sends that same text as ``input_json_delta`` pieces. A turn's
-``extra.extraBlocks`` (say a ``thinking`` block) lead the JSON content list, as thinking
-does on the real API; the stream ignores them."""
+``extra.extraBlocks`` (say a ``thinking`` block) lead the content list, as thinking does on
+the real API (streamed: a ``content_block_start`` carrying the block as scripted, then its
+stop); ``extra.extraResponseKeys`` go on the message, ``extra.extraEvents`` are sent right
+after ``message_start``; ``wire.usage: "absent"`` drops every usage object."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def content_blocks(turn: ScriptedTurn) -> list[dict[str, Any]]:
 
 
 def message(turn: ScriptedTurn, model: str, message_id: str) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "id": message_id,
         "type": "message",
         "role": "assistant",
@@ -45,14 +47,17 @@ def message(turn: ScriptedTurn, model: str, message_id: str) -> dict[str, Any]:
         "content": content_blocks(turn),
         "stop_reason": stop_reason(turn),
         "stop_sequence": None,
-        "usage": {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output},
     }
+    if turn.wire.usage != "absent":
+        out["usage"] = {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output}
+    out.update(copy.deepcopy(dict(turn.extra.response_keys)))
+    return out
 
 
 def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[bytes, ...]:
     """The stream. Ports add up the usage of message_start and of every message_delta, so
     input tokens go only in message_start and output tokens only in message_delta."""
-    start = {
+    start: dict[str, Any] = {
         "id": message_id,
         "type": "message",
         "role": "assistant",
@@ -60,14 +65,19 @@ def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[byt
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": turn.usage.input, "output_tokens": 0},
     }
-    events: list[bytes] = [
-        named_event("message_start", {"type": "message_start", "message": start}),
-        # real streams carry pings; a port must skip them
-        named_event("ping", {"type": "ping"}),
-    ]
+    with_usage = turn.wire.usage != "absent"
+    if with_usage:
+        start["usage"] = {"input_tokens": turn.usage.input, "output_tokens": 0}
+    start.update(copy.deepcopy(dict(turn.extra.response_keys)))
+    events: list[bytes] = [named_event("message_start", {"type": "message_start", "message": start})]
+    events.extend(named_event(str(e.get("type", "unknown")), dict(e)) for e in turn.extra.events)
+    # real streams carry pings; a port must skip them
+    events.append(named_event("ping", {"type": "ping"}))
     index = 0
+    for block in turn.extra.blocks:
+        events.extend(_block_events(index, copy.deepcopy(dict(block)), []))
+        index += 1
     if turn.text or not turn.tool_calls:
         text_deltas = [
             {"type": "text_delta", "text": piece} for piece in halves(turn.text or "") if piece
@@ -81,16 +91,13 @@ def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[byt
         ]
         events.extend(_block_events(index, opening, json_deltas))
         index += 1
-    events.append(
-        named_event(
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": stop_reason(turn), "stop_sequence": None},
-                "usage": {"output_tokens": turn.usage.output},
-            },
-        )
-    )
+    delta: dict[str, Any] = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason(turn), "stop_sequence": None},
+    }
+    if with_usage:
+        delta["usage"] = {"output_tokens": turn.usage.output}
+    events.append(named_event("message_delta", delta))
     events.append(named_event("message_stop", {"type": "message_stop"}))
     return tuple(events)
 

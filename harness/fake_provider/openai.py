@@ -1,8 +1,8 @@
 """OpenAI Chat Completions wire format for the fake provider: a scripted turn rendered as
 a ``chat.completion`` JSON body or as ``chat.completion.chunk`` SSE events, and OpenAI's
 error envelope. Tool-call ``arguments`` are sent exactly as scripted (raw text). A turn's
-``extra.extraMessageKeys`` are added to the JSON message only; the stream has no place
-for them and ignores them."""
+``extra`` keys go on the JSON message and response, or on the stream's first delta and on
+every chunk; its ``wire`` shapes content, usage and the tool-call deltas (wire.py)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,19 @@ def finish_reason(turn: ScriptedTurn) -> str:
     return "tool_calls" if turn.tool_calls else "stop"
 
 
+_NO_TEXT_CONTENT: dict[str, Any] = {"null": None, "empty": ""}
+
+
 def message(turn: ScriptedTurn) -> dict[str, Any]:
-    """The assistant message; content is null for a tool-call turn without text."""
-    content: str | None
-    if turn.tool_calls and not turn.text:
-        content = None
-    else:
-        content = turn.text or ""
-    out: dict[str, Any] = {"role": "assistant", "content": content}
+    """The assistant message; content is null for a tool-call turn without text, "" for a
+    final one, unless ``wire.content`` says otherwise."""
+    out: dict[str, Any] = {"role": "assistant"}
+    if turn.text:
+        out["content"] = turn.text
+    elif turn.wire.content is None:
+        out["content"] = None if turn.tool_calls else ""
+    elif turn.wire.content != "absent":
+        out["content"] = _NO_TEXT_CONTENT[turn.wire.content]
     if turn.tool_calls:
         out["tool_calls"] = [
             {
@@ -46,16 +51,20 @@ def message(turn: ScriptedTurn) -> dict[str, Any]:
     return out
 
 
-def usage(turn: ScriptedTurn) -> dict[str, int]:
-    return {
-        "prompt_tokens": turn.usage.input,
-        "completion_tokens": turn.usage.output,
-        "total_tokens": turn.usage.input + turn.usage.output,
-    }
+def usage(turn: ScriptedTurn) -> dict[str, int] | None:
+    """The usage object, None when the turn sends none (``wire.usage``)."""
+    if turn.wire.usage == "absent":
+        return None
+    out = {"prompt_tokens": turn.usage.input, "completion_tokens": turn.usage.output}
+    if turn.wire.usage == "zero-total":
+        out["total_tokens"] = 0
+    elif turn.wire.usage != "no-total":
+        out["total_tokens"] = turn.usage.input + turn.usage.output
+    return out
 
 
 def completion(turn: ScriptedTurn, model: str, response_id: str) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "id": response_id,
         "object": "chat.completion",
         "created": CREATED,
@@ -63,60 +72,72 @@ def completion(turn: ScriptedTurn, model: str, response_id: str) -> dict[str, An
         "choices": [
             {"index": 0, "message": message(turn), "finish_reason": finish_reason(turn)}
         ],
-        "usage": usage(turn),
     }
+    if usage(turn) is not None:
+        out["usage"] = usage(turn)
+    out.update(copy.deepcopy(dict(turn.extra.response_keys)))
+    return out
 
 
 def completion_events(
     turn: ScriptedTurn, model: str, response_id: str, include_usage: bool
 ) -> tuple[bytes, ...]:
-    """The stream: role chunk, content deltas, per call one chunk with index/id/name and
-    two argument pieces, the finish chunk, the usage chunk (only when the request asked
-    for it, as the real API does) and ``[DONE]``."""
+    """The stream: role chunk, any extra events, content deltas, per call one chunk with
+    index/id/name and two argument pieces (in ``wire.toolCallOrder``), the finish chunk, the
+    usage chunk (only when the request asked for it, as the real API does, and the turn
+    has usage) and ``[DONE]``."""
+
+    def envelope(**fields: Any) -> dict[str, Any]:
+        out = {"id": response_id, "object": "chat.completion.chunk", "created": CREATED, "model": model}
+        out.update(fields)
+        out.update(copy.deepcopy(dict(turn.extra.response_keys)))
+        return out
 
     def chunk(delta: dict[str, Any], reason: str | None = None) -> bytes:
-        return data_event(
-            {
-                "id": response_id,
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": reason}],
-            }
-        )
+        return data_event(envelope(choices=[{"index": 0, "delta": delta, "finish_reason": reason}]))
 
-    # the role chunk carries no content key: an empty "" would be a text delta to ports
-    events: list[bytes] = [chunk({"role": "assistant"})]
+    # the role chunk carries no content key by default: an empty "" would be a text delta
+    # to ports; wire.content puts null or "" there when the turn has no text
+    role: dict[str, Any] = {"role": "assistant"}
+    if not turn.text and turn.wire.content in _NO_TEXT_CONTENT:
+        role["content"] = _NO_TEXT_CONTENT[turn.wire.content]
+    for key, value in turn.extra.message_keys:
+        role[key] = copy.deepcopy(value)
+    events: list[bytes] = [chunk(role)]
+    events.extend(data_event(dict(extra)) for extra in turn.extra.events)
     if turn.text:
         events.extend(chunk({"content": piece}) for piece in halves(turn.text) if piece)
-    for index, call in enumerate(turn.tool_calls):
-        opening = {
+    events.extend(chunk({"tool_calls": [part]}) for part in _tool_call_parts(turn))
+    events.append(chunk({}, finish_reason(turn)))
+    if include_usage and usage(turn) is not None:
+        events.append(data_event(envelope(choices=[], usage=usage(turn))))
+    events.append(b"data: [DONE]\n\n")
+    return tuple(events)
+
+
+def _tool_call_parts(turn: ScriptedTurn) -> list[dict[str, Any]]:
+    """The ``tool_calls`` delta entries of a stream, one per chunk, in the scripted order."""
+    indexes = turn.wire.tool_call_indexes or tuple(range(len(turn.tool_calls)))
+    per_call: list[list[dict[str, Any]]] = []
+    for index, call in zip(indexes, turn.tool_calls):
+        opening: dict[str, Any] = {
             "index": index,
             "id": call.id,
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
-        events.append(chunk({"tool_calls": [opening]}))
-        for piece in halves(call.arguments):
-            events.append(
-                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            )
-    events.append(chunk({}, finish_reason(turn)))
-    if include_usage:
-        events.append(
-            data_event(
-                {
-                    "id": response_id,
-                    "object": "chat.completion.chunk",
-                    "created": CREATED,
-                    "model": model,
-                    "choices": [],
-                    "usage": usage(turn),
-                }
-            )
-        )
-    events.append(b"data: [DONE]\n\n")
-    return tuple(events)
+        pieces = [{"index": index, "function": {"arguments": piece}} for piece in halves(call.arguments)]
+        parts = [opening, *pieces]
+        if turn.wire.omit_tool_call_index:
+            for part in parts:
+                del part["index"]
+        per_call.append(parts)
+    if turn.wire.tool_call_order == "reversed":
+        per_call.reverse()
+    if turn.wire.tool_call_order == "interleaved":
+        # every call has the same number of parts (opening + two halves)
+        return [parts[i] for i in range(3) for parts in per_call]
+    return [part for parts in per_call for part in parts]
 
 
 def wants_usage(body: dict[str, Any]) -> bool:

@@ -3,12 +3,19 @@ by scenarios and tests (docs: team brief, "Fake-provider script"):
 
     {"text": "optional", "toolCalls": [{"id", "name", "arguments": "<raw JSON text>"}],
      "usage": {"input": 3, "output": 5}, "stopReason": "optional override",
-     "extra": {"extraMessageKeys": {"refusal": null}, "extraBlocks": [{"type": "thinking"}]}}
+     "extra": {"extraMessageKeys": {"refusal": null}, "extraBlocks": [{"type": "thinking"}],
+               "extraResponseKeys": {"system_fingerprint": "fp"}, "extraEvents": [{...}]},
+     "wire": {...}}
 
 ``extra`` scripts what a real provider adds beyond text and calls, so a scenario can see
-whether a port keeps it: ``extraMessageKeys`` go into the OpenAI ``choices[0].message``,
-``extraBlocks`` lead the Anthropic content list. Only the JSON (non-streaming) renderers
-send them; streamed turns ignore ``extra``.
+whether a port keeps it: ``extraMessageKeys`` go into the OpenAI ``choices[0].message``
+(streamed: the first delta), ``extraBlocks`` lead the Anthropic content list (streamed: a
+``content_block_start`` carrying the block, then its ``content_block_stop``),
+``extraResponseKeys`` go on the response object (streamed: every OpenAI chunk, the
+Anthropic ``message_start`` message), and ``extraEvents`` are extra SSE events sent right
+after the first one (JSON responses have no place for them). ``wire`` varies how the turn
+is put on the wire (chunk boundaries, usage and content shapes, tool-call deltas); see
+``wire.py``.
 
 This module owns parsing and checking that format; rendering it per provider style lives
 in ``openai.py`` and ``anthropic.py``."""
@@ -20,9 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-
-class ScriptError(ValueError):
-    """A script that does not follow the neutral format; the message is one line."""
+from .script_error import ScriptError
+from .wire import ScriptedWire, wire_from_neutral
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,8 @@ class ScriptedExtra:
 
     message_keys: tuple[tuple[str, Any], ...] = ()
     blocks: tuple[Mapping[str, Any], ...] = ()
+    response_keys: tuple[tuple[str, Any], ...] = ()
+    events: tuple[Mapping[str, Any], ...] = ()
 
     def to_neutral(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -67,6 +75,10 @@ class ScriptedExtra:
             out["extraMessageKeys"] = dict(self.message_keys)
         if self.blocks:
             out["extraBlocks"] = [dict(b) for b in self.blocks]
+        if self.response_keys:
+            out["extraResponseKeys"] = dict(self.response_keys)
+        if self.events:
+            out["extraEvents"] = [dict(e) for e in self.events]
         return out
 
 
@@ -79,12 +91,13 @@ class ScriptedTurn:
     usage: ScriptedUsage = field(default_factory=ScriptedUsage)
     stop_reason: str | None = None
     extra: ScriptedExtra = field(default_factory=ScriptedExtra)
+    wire: ScriptedWire = field(default_factory=ScriptedWire)
 
     @classmethod
     def from_neutral(cls, data: Mapping[str, Any], where: str = "turn") -> ScriptedTurn:
         if not isinstance(data, Mapping):
             raise ScriptError(f"{where}: must be a JSON object")
-        unknown = set(data) - {"text", "toolCalls", "usage", "stopReason", "extra"}
+        unknown = set(data) - {"text", "toolCalls", "usage", "stopReason", "extra", "wire"}
         if unknown:
             raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
         text = data.get("text")
@@ -106,6 +119,7 @@ class ScriptedTurn:
             usage=_usage_from_neutral(data.get("usage", {}), f"{where}.usage"),
             stop_reason=stop_reason,
             extra=_extra_from_neutral(data.get("extra", {}), f"{where}.extra"),
+            wire=wire_from_neutral(data.get("wire", {}), f"{where}.wire", len(calls)),
         )
 
     def to_neutral(self) -> dict[str, Any]:
@@ -121,6 +135,8 @@ class ScriptedTurn:
             out["stopReason"] = self.stop_reason
         if self.extra.to_neutral():
             out["extra"] = self.extra.to_neutral()
+        if self.wire.to_neutral():
+            out["wire"] = self.wire.to_neutral()
         return out
 
 
@@ -160,12 +176,16 @@ def _call_from_neutral(data: Any, where: str) -> ScriptedCall:
 # the keys and block types the renderers own; an extra may not shadow them
 _OWNED_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls"})
 _OWNED_BLOCK_TYPES = frozenset({"text", "tool_use"})
+# response keys either style's renderer writes itself
+_OWNED_RESPONSE_KEYS = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "type", "role", "content", "stop_reason", "stop_sequence"}
+)
 
 
 def _extra_from_neutral(data: Any, where: str) -> ScriptedExtra:
     if not isinstance(data, Mapping):
         raise ScriptError(f"{where}: must be a JSON object")
-    unknown = set(data) - {"extraMessageKeys", "extraBlocks"}
+    unknown = set(data) - {"extraMessageKeys", "extraBlocks", "extraResponseKeys", "extraEvents"}
     if unknown:
         raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     keys = data.get("extraMessageKeys", {})
@@ -182,7 +202,21 @@ def _extra_from_neutral(data: Any, where: str) -> ScriptedExtra:
             raise ScriptError(f"{where}.extraBlocks[{i}]: must be an object with a string type")
         if block["type"] in _OWNED_BLOCK_TYPES:
             raise ScriptError(f"{where}.extraBlocks[{i}]: type {block['type']} is rendered from text/toolCalls")
-    return ScriptedExtra(message_keys=tuple(keys.items()), blocks=tuple(blocks))
+    response_keys = data.get("extraResponseKeys", {})
+    if not isinstance(response_keys, Mapping):
+        raise ScriptError(f"{where}.extraResponseKeys: must be a JSON object")
+    shadowed = sorted(set(response_keys) & _OWNED_RESPONSE_KEYS)
+    if shadowed:
+        raise ScriptError(f"{where}.extraResponseKeys: may not set {', '.join(shadowed)}")
+    events = data.get("extraEvents", [])
+    if not isinstance(events, list) or not all(isinstance(e, Mapping) for e in events):
+        raise ScriptError(f"{where}.extraEvents: must be a list of JSON objects")
+    return ScriptedExtra(
+        message_keys=tuple(keys.items()),
+        blocks=tuple(blocks),
+        response_keys=tuple(response_keys.items()),
+        events=tuple(events),
+    )
 
 
 def _usage_from_neutral(data: Any, where: str) -> ScriptedUsage:

@@ -18,6 +18,7 @@ import json
 import socket
 import socketserver
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,13 +41,20 @@ class IncomingRequest:
 @dataclass(frozen=True)
 class Reply:
     """A response to write: JSON ``body`` when ``events`` is None, else an SSE stream of
-    already framed events (each ends with a blank line)."""
+    already framed events (each ends with a blank line), or of arbitrary byte pieces of one
+    (a scripted split), each flushed alone and followed by ``pause_s`` of quiet."""
 
     status: int
     body: bytes = b""
     events: tuple[bytes, ...] | None = None
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+    pause_s: float = 0.0
+
+    @property
+    def wire_bytes(self) -> bytes:
+        """The response body exactly as written."""
+        return self.body if self.events is None else b"".join(self.events)
 
     @classmethod
     def json(
@@ -168,6 +176,9 @@ class _Handler(BaseHTTPRequestHandler):
             for event in reply.events:
                 self.wfile.write(event)
                 self.wfile.flush()
+                if reply.pause_s:
+                    # quiet on the line, so the client's read ends at this boundary
+                    time.sleep(reply.pause_s)
             self.close_connection = True
         except OSError:
             self.close_connection = True

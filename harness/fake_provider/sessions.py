@@ -15,13 +15,13 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import anthropic, openai, pairing
 from .pairing import Rejection
 from .records import ProviderViolation, RecordedRequest, parse_json_body, redact_headers
-from .script import Script
+from .script import Script, ScriptedTurn
 from .server import IncomingRequest, Reply
 
 STYLES = (openai.STYLE, anthropic.STYLE)
@@ -47,6 +47,8 @@ class Session:
     origin: str  # http://127.0.0.1:PORT
     requests: list[RecordedRequest] = field(default_factory=list)
     violations: list[ProviderViolation] = field(default_factory=list)
+    # the reply each accepted request got, in order (what went on the wire, split included)
+    replies: list[Reply] = field(default_factory=list)
     turns_served: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -91,6 +93,7 @@ class Session:
                 turn_index = self.turns_served
                 self.turns_served += 1
                 reply = self._render(turn_index, parsed)
+                self.replies.append(reply)
             record.status = reply.status
         return reply
 
@@ -130,14 +133,23 @@ class Session:
         if self.style == openai.STYLE:
             response_id = f"chatcmpl-fake-{self.token}-{turn_index}"
             if stream:
-                return Reply.sse(
-                    openai.completion_events(turn, model, response_id, openai.wants_usage(body))
+                return _split(
+                    turn,
+                    Reply.sse(openai.completion_events(turn, model, response_id, openai.wants_usage(body))),
                 )
             return Reply.json(200, openai.completion(turn, model, response_id))
         message_id = f"msg_fake_{self.token}_{turn_index}"
         if stream:
-            return Reply.sse(anthropic.message_events(turn, model, message_id))
+            return _split(turn, Reply.sse(anthropic.message_events(turn, model, message_id)))
         return Reply.json(200, anthropic.message(turn, model, message_id))
+
+
+def _split(turn: ScriptedTurn, reply: Reply) -> Reply:
+    """The stream cut where the turn's ``wire.split`` says, pausing between pieces."""
+    split = turn.wire.split
+    if split is None or reply.events is None:
+        return reply
+    return replace(reply, events=split.pieces(reply.events), pause_s=split.pause_ms / 1000)
 
 
 @dataclass(eq=False)

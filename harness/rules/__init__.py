@@ -58,6 +58,7 @@ def load_all() -> dict[str, Check]:
         stream,
         stream_fields,
         suspension,
+        variations,
     )
 
     return CHECKS

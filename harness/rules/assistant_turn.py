@@ -9,8 +9,11 @@ copy a port keeps is checked: the transcript each phase returned and every reque
 that replays earlier turns.
 
 A scripted ``extra`` (OpenAI message keys, Anthropic blocks such as ``thinking``) is part of
-the provider's message on JSON turns only; streamed turns never carry it. Keeping it
-verbatim is the reference behaviour; dropping it is the loop.assistant-extra-keys gap.
+the provider's message on JSON turns, and an Anthropic stream's extra blocks are part of the
+assembled block list; keys an OpenAI stream puts on its first delta are not message keys,
+so the assembled OpenAI message has none. Keeping extras verbatim is the reference
+behaviour; dropping them is the loop.assistant-extra-keys gap. A turn's ``wire.content``
+(null, "" or no key) is what the provider's JSON message carries; a stream assembles null.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ class ServedTurn:
     def provider_message(self, style: str) -> dict[str, Any]:
         turn = ScriptedTurn.from_neutral(self.script)
         if self.streamed:
-            # the stream renderers send no extras, so none are the provider's
-            turn = replace(turn, extra=ScriptedExtra())
+            # blocks are content an Anthropic stream assembles; delta keys are no message keys
+            turn = replace(turn, extra=ScriptedExtra(blocks=turn.extra.blocks if style == "anthropic" else ()))
         if style == "anthropic":
             return {"role": "assistant", "content": anthropic_wire.content_blocks(turn)}
         if not self.streamed:
@@ -194,7 +197,13 @@ def assistant_content_null(record: RunRecord) -> Iterator[str]:
         if turn.script.get("text") or not turn.script.get("toolCalls"):
             continue
         seen = True
-        if got.get("content") is not None:
-            yield f"{where}: a tool-only assistant turn has content {got.get('content')!r}; the reference keeps null"
+        want = turn.provider_message("openai")
+        if _content_shape(got) != _content_shape(want):
+            yield (f"{where}: a tool-only assistant turn has content {_content_shape(got)}; the provider sent "
+                   f"{_content_shape(want)} and the reference keeps it")
     if not seen:
         raise NotApplicable("no tool-only assistant turn was returned or replayed")
+
+
+def _content_shape(message: dict[str, Any]) -> str:
+    return repr(message["content"]) if "content" in message else "no content key"

@@ -27,7 +27,7 @@ from reference_py.errors import ProviderError, ResumeError, ToolkitError, Toolne
 
 # The port-error kinds of the protocol's error table, by the reference's exception types.
 _ERROR_KINDS = ((ToolkitError, "toolkit"), (ResumeError, "resume"), (ProviderError, "provider"))
-CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor"]
+CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register"]
 
 
 def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.Tool:
@@ -61,13 +61,17 @@ class Shim:
         self.relay = relay
 
     async def build_toolkit(self, spec: dict[str, Any], executions: list[dict[str, Any]]) -> Any:
-        tools = []
-        for tool in spec.get("tools", []):
+        def build(tool: dict[str, Any]) -> Any:
             if tool.get("relay"):
-                tools.append(tn.relay_tool(tool["name"], tool.get("description", ""), tool.get("schema")))
-            else:
-                tools.append(native_tool(tool, executions))
-        return await tn.create_toolkit(builtins=bool(spec.get("builtins")), extra_tools=tools)
+                return tn.relay_tool(tool["name"], tool.get("description", ""), tool.get("schema"))
+            return native_tool(tool, executions)
+
+        toolkit = await tn.create_toolkit(
+            builtins=bool(spec.get("builtins")), extra_tools=[build(t) for t in spec.get("tools", [])]
+        )
+        if spec.get("register"):  # protocol v1.1 capability "register"
+            toolkit.register(*(build(t) for t in spec["register"]))
+        return toolkit
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         rpc.require_protocol(params)

@@ -1,9 +1,10 @@
-"""A scripted turn's ``extra``: OpenAI message keys and Anthropic blocks on JSON turns,
-ignored by streams, rejected when malformed, and a replayed thinking block passes the
-Anthropic pairing rules (SPEC.md loop.assistant-extra-keys)."""
+"""A scripted turn's ``extra``: OpenAI message keys and Anthropic blocks on JSON turns and
+streams, rejected when malformed, and a replayed thinking block passes the Anthropic
+pairing rules (SPEC.md loop.assistant-extra-keys)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -60,15 +61,19 @@ def test_text_turn_keeps_extra_blocks_first(provider: FakeProvider, client: http
 
 
 @pytest.mark.parametrize("style", ["openai", "anthropic"])
-def test_streams_ignore_extras(provider: FakeProvider, client: httpx.Client, style: str) -> None:
+def test_streams_carry_the_extras_of_their_style(provider: FakeProvider, client: httpx.Client, style: str) -> None:
     session = provider.session([EXTRA_TURN], style)
     response = post(client, session, minimal_body(style, stream=True))
     assert response.status_code == 200
-    assert "refusal" not in response.text and "thinking" not in response.text
     if style == "openai":
+        assert '"delta":{"role":"assistant","refusal":null,"annotations":[]}' in response.text
+        assert "thinking" not in response.text
         assert assemble_openai(response.text)["tool_calls"][0]["id"] == "call_e1"
     else:
-        assert [b["type"] for b in assemble_anthropic(response.text)["content"]] == ["tool_use"]
+        assert "refusal" not in response.text
+        blocks = assemble_anthropic(response.text)["content"]
+        assert [b["type"] for b in blocks] == ["thinking", "tool_use"]
+        assert f'"content_block":{json.dumps(THINKING, separators=(",", ":"))}' in response.text
 
 
 def test_pairing_accepts_a_thinking_block_in_the_replayed_turn() -> None:

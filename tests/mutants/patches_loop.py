@@ -301,3 +301,46 @@ def _source_renamed(shim: ModuleType) -> None:
         return tool
 
     wrap(Metrics, "tool", make)
+
+
+@mutant("undeclared-tool-lowercase", "loop.undeclared-tool-call",
+        description="a call of an undeclared tool gets 'unknown tool: <name>' with source 'unknown', as the reference once did")
+def _undeclared_lowercase(shim: ModuleType) -> None:
+    from reference_py.execution import CallRunner
+    from reference_py.types import ToolResult
+
+    def make_execute(original: Any) -> Any:
+        async def execute(self: Any, call: Any, *args: Any) -> Any:
+            if call.name not in self._tools:
+                return ToolResult(output=f"unknown tool: {call.name}", is_error=True)
+            return await original(self, call, *args)
+
+        return execute
+
+    wrap(CallRunner, "_execute", make_execute)
+    wrap(CallRunner, "_source", lambda original: lambda self, name: original(self, name) if name in self._tools else "unknown")
+
+
+@mutant("register-last-wins", "decl.runtime-register",
+        description="a tool registered at runtime replaces a tool (or builtin) of the same name")
+def _register_last_wins(shim: ModuleType) -> None:
+    from reference_py.toolkit import Toolkit
+
+    def register(self: Any, *tools: Any) -> Any:
+        for tool in tools:
+            self.tools = [t for t in self.tools if t.name != tool.name] + [tool]
+        return self
+
+    Toolkit.register = register  # type: ignore[method-assign]
+
+
+@mutant("register-skips-relay-guard", "relay.collision-guard",
+        description="runtime registration adds a relay tool named like a builtin (as golang 0.16.0's Register does)")
+def _register_skips_guard(shim: ModuleType) -> None:
+    from reference_py.toolkit import Toolkit
+
+    def register(self: Any, *tools: Any) -> Any:
+        self.tools.extend(t for t in tools if self.get(t.name) is None)
+        return self
+
+    Toolkit.register = register  # type: ignore[method-assign]

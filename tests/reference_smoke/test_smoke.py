@@ -269,7 +269,7 @@ async def test_max_turns_and_unknown_tool() -> None:
         )
         result = await create_client(base_url=BASE, model="m", api_key="k", max_turns=2).run("go")
     assert (result.status, result.text, result.turns) == ("done", "thinking", 2)
-    assert result.messages[2] == {"role": "tool", "tool_call_id": "c1", "content": "unknown tool: nope"}
+    assert result.messages[2] == {"role": "tool", "tool_call_id": "c1", "content": "Unknown tool: nope"}
 
 
 def test_relay_off_never_imports_relay() -> None:

@@ -1,0 +1,72 @@
+"""What the differential generator varies on the provider's side of a generated scenario:
+each turn's ``wire`` block (fake_provider/wire.py — SSE chunk boundaries anywhere, including
+inside UTF-8 sequences and JSON values; OpenAI tool-call delta indexes with gaps, out of
+index order or without ``index``; usage absent or without a usable total; assistant content
+null, "" or absent) and calls of a tool the toolkit does not declare. Every strategy draws
+the default first, so hypothesis shrinks a variation away when it is not the cause.
+
+:func:`variation_rules` names the rules a generated scenario must cite so that the golden
+comparison reports the unpinned differences these variations provoke (advisory rows that
+apply only when cited) instead of calling them failures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+UNDECLARED_NAME = "ghost_tool"
+# argument values with multi-byte UTF-8, so a split inside one is possible
+NON_ASCII_VALUES = ("Zürich", "東京 ☕", "🚀")
+
+
+@st.composite
+def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
+    """A ``wire`` block for a turn with ``calls`` tool calls ({} = served as usual)."""
+    wire: dict[str, Any] = {}
+    if draw(st.booleans()):
+        split: dict[str, Any] = {"at": draw(st.lists(st.integers(1, 700), min_size=1, max_size=4, unique=True)), "pauseMs": 0}
+        if draw(st.booleans()):
+            split["utf8"] = True
+        wire["split"] = split
+    usage = draw(st.sampled_from(["full", "absent", "no-total", "zero-total"] if style == "openai" else ["full", "absent"]))
+    if usage != "full":
+        wire["usage"] = usage
+    if style != "openai":
+        return wire
+    content = draw(st.sampled_from([None, "null", "empty", "absent"]))
+    if content is not None:
+        wire["content"] = content
+    if calls > 1:
+        order = draw(st.sampled_from(["sequential", "reversed", "interleaved"]))
+        if order != "sequential":
+            wire["toolCallOrder"] = order
+        if draw(st.booleans()):  # ascending, so index order stays call order: only gaps
+            wire["toolCallIndexes"] = sorted(draw(st.lists(st.integers(0, 9), min_size=calls, max_size=calls, unique=True)))
+    elif calls == 1 and draw(st.booleans()):
+        wire["omitToolCallIndex"] = True
+    return wire
+
+
+def with_undeclared(draw: st.DrawFn, names: list[str]) -> list[str]:
+    """``names``, sometimes with a call of a tool nobody declared put somewhere in it."""
+    if not draw(st.sampled_from([False, False, False, True])):
+        return names
+    at = draw(st.integers(0, len(names)))
+    return [*names[:at], UNDECLARED_NAME, *names[at:]]
+
+
+def variation_rules(turns: list[dict[str, Any]]) -> list[str]:
+    """The rules a scenario with these turns cites for its provider-side variations."""
+    rules: list[str] = []
+    wires = [t.get("wire") or {} for t in turns]
+    if any(c["name"] == UNDECLARED_NAME for t in turns for c in t.get("toolCalls", [])):
+        rules.append("loop.undeclared-tool-call")
+    if any(w.get("toolCallOrder") == "reversed" for w in wires):
+        rules.append("loop.sse-openai-delta-order")
+    if any(w.get("usage") in {"no-total", "zero-total"} for w in wires):
+        rules.append("loop.usage-total-missing")
+    if any("content" in w for w in wires):
+        rules.append("loop.assistant-content-null")
+    return rules
