@@ -70,9 +70,16 @@ ScenarioLoader = Callable[[str], Scenario | None]
 
 
 def summarize(
-    report: dict[str, Any], rules: list[dict[str, Any]], *, load: ScenarioLoader | None = None, needs_source: bool = False
+    report: dict[str, Any],
+    rules: list[dict[str, Any]],
+    *,
+    load: ScenarioLoader | None = None,
+    needs_source: bool = False,
+    rerun: str | None = None,
 ) -> PortSummary:
-    """Classify every rule of the registry for one port's report."""
+    """Classify every rule of the registry for one port's report. ``rerun`` is the command
+    the reproduce lines start with (default: ``pytest --port=<port>``, with ``--port-src``
+    when the port needs a checkout); each adds ``-k <variant> --rule=<rule>``."""
     load = load or _scenario_from_suite
     port = report["port"]
     rows = {row["rule"]: row for row in report.get("rules", [])}
@@ -95,7 +102,8 @@ def summarize(
         passed = int(row["pass"]) if row else 0
         capability_count = int((row or {}).get("expectedByReason", {}).get("capability", 0))
         if rule in broken:
-            summary.failing.append(_failing(port, rule, row, broken[rule], load, needs_source))
+            prefix = rerun or rerun_prefix(port, needs_source=needs_source)
+            summary.failing.append(_failing(prefix, rule, row, broken[rule], load))
         elif passed:
             summary.passing.append(rule)
             if rule in blocked:
@@ -108,12 +116,7 @@ def summarize(
 
 
 def _failing(
-    port: str,
-    rule: str,
-    row: dict[str, Any] | None,
-    cases: list[tuple[str, dict[str, Any]]],
-    load: ScenarioLoader,
-    needs_source: bool,
+    prefix: str, rule: str, row: dict[str, Any] | None, cases: list[tuple[str, dict[str, Any]]], load: ScenarioLoader
 ) -> FailingRule:
     node, failure = min(cases, key=lambda case: _size(case[0], load))
     why = " ".join(str(failure.get("observed", "")).replace("`", "'").split())
@@ -125,16 +128,20 @@ def _failing(
         known=not (row or {}).get("fail"),
         variant=node,
         why=why,
-        command=reproduce_command(port, node, rule, needs_source=needs_source),
+        command=reproduce_command(prefix, node, rule),
         failing_variants=len(cases),
     )
 
 
-def reproduce_command(port: str, node: str, rule: str, *, needs_source: bool) -> str:
+def rerun_prefix(port: str, *, needs_source: bool) -> str:
+    source = f" --port-src={SOURCE_PLACEHOLDER}" if needs_source else ""
+    return f"pytest --port={port}{source}"
+
+
+def reproduce_command(prefix: str, node: str, rule: str) -> str:
     """A command that reruns one variant checking one rule, from any folder: ``--port`` alone
     collects the installed suite, ``-k`` picks the variant (its id in brackets is unique)."""
-    source = f" --port-src={SOURCE_PLACEHOLDER}" if needs_source else ""
-    return f"pytest --port={port}{source} -k {shlex.quote(node)} --rule={rule}"
+    return f"{prefix} -k {shlex.quote(node)} --rule={rule}"
 
 
 def _size(node: str, load: ScenarioLoader) -> tuple[int, int, int, int, int, int, str]:

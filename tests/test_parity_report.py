@@ -144,7 +144,7 @@ def test_reproduce_command_selects_exactly_one_variant() -> None:
     import sys
 
     node = "relay-declined-durable[openai-run]"
-    command = reproduce_command("reference", node, "relay.declined", needs_source=False)
+    command = reproduce_command("pytest --port=reference", node, "relay.declined")
     assert command == f"pytest --port=reference -k '{node}' --rule=relay.declined"
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", "--port=reference",
             "-k", node, "--rule=relay.declined"]
