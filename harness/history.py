@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +54,8 @@ def select(available: list[str], spec: str) -> list[str]:
     """The releases ``spec`` names (``A..B`` or ``A,B,...``), oldest first."""
     if ".." in spec:
         low, high = (part.strip() for part in spec.split("..", 1))
-        prefix = low[: VERSION.search(low).start()] if VERSION.search(low) else ""
+        found = VERSION.search(low)
+        prefix = low[: found.start()] if found else ""
         lo, hi = version_key(low), version_key(high)
         chosen = [
             name for name in available
@@ -71,7 +74,7 @@ def select(available: list[str], spec: str) -> list[str]:
 def pypi_versions(package: str = "toolnexus") -> list[str]:
     done = subprocess.run(
         [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"],
-        capture_output=True, text=True, timeout=120,
+        check=False, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     found = re.search(r"Available versions:\s*(.+)", done.stdout)
     if done.returncode != 0 or found is None:
@@ -80,7 +83,7 @@ def pypi_versions(package: str = "toolnexus") -> list[str]:
 
 
 def git_tags(checkout: Path) -> list[str]:
-    done = subprocess.run(["git", "-C", str(checkout), "tag", "--list"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["git", "-C", str(checkout), "tag", "--list"], check=False, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise HistoryError(f"--checkout={checkout}: not a git repository with tags: {done.stderr.strip()}")
     return done.stdout.split()
@@ -99,9 +102,7 @@ def run_suite(port: str, release: str, selector: list[str], extra: list[str], en
     report.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "pytest", "-c", str(work / "pytest.ini"), "--rootdir", str(work), "-p", "no:cacheprovider",
             "-q", *selector, f"--conformance-report={report}", *extra]  # fmt: skip
-    import os
-
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ, **(env or {})})
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=RUN_TIMEOUT, env={**os.environ, **(env or {})})
     output = done.stdout + done.stderr
     (work / "pytest.log").write_text(f"$ {shlex.join(argv)}\n{output}", encoding="utf-8")
     return done.returncode, output, report
@@ -133,7 +134,7 @@ def start_failure(argv: list[str]) -> str:
     """Why the shim dies before reading its first message (e.g. the release lacks a module
     the shim imports), or "" when it starts: 400 variants need not learn it one by one."""
     try:
-        done = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
+        done = subprocess.run(argv, input="", check=False, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return scrub(str(exc))
     if done.returncode == 0:
@@ -153,11 +154,9 @@ def tag_release(port: str, checkout: Path, tag: str, extra: list[str], rules: li
         return from_report(port, tag, work / "report.json", rules)
     src = work / "src"
     if src.exists():
-        import shutil
-
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(checkout), "archive", "--format=tar", tag], capture_output=True, timeout=300)
+    archive = subprocess.run(["git", "-C", str(checkout), "archive", "--format=tar", tag], check=False, capture_output=True, timeout=300)
     if archive.returncode != 0:
         return ReleaseResult(tag, "cannot build", f"git archive {tag} failed: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True, timeout=300)
@@ -213,13 +212,20 @@ def main(argv: list[str] | None = None) -> int:
                 raise HistoryError("--port=python needs --releases=A..B (PyPI versions)")
             releases = select(pypi_versions(), args.releases)
             command = f"python -m harness.history --port=python --releases={args.releases}"
-            run = lambda r: python_release(r, args.pytest_args, rules, args.reuse)  # noqa: E731
+
+            def run(release: str) -> ReleaseResult:
+                return python_release(release, args.pytest_args, rules, args.reuse)
+
         elif args.port in TAG_PORTS and args.port in load_registry():
             if not (args.checkout and args.tags):
                 raise HistoryError(f"--port={args.port} needs --checkout=PATH (a git checkout with tags) and --tags=A..B")
             releases = select(git_tags(args.checkout), args.tags)
             command = f"python -m harness.history --port={args.port} --checkout=PATH/TO/toolnexus --tags={args.tags}"
-            run = lambda r: tag_release(args.port, args.checkout.resolve(), r, args.pytest_args, rules, args.reuse)  # noqa: E731
+            checkout = args.checkout.resolve()
+
+            def run(release: str) -> ReleaseResult:
+                return tag_release(args.port, checkout, release, args.pytest_args, rules, args.reuse)
+
         else:
             raise HistoryError(f"no release history for port {args.port!r}: python (PyPI versions), golang or java (git tags)")
     except HistoryError as exc:

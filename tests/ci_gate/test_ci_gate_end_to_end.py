@@ -51,7 +51,7 @@ def harness_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(REPO, work / "src", ignore=NOT_SOURCE)
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(work / "src")],
-        capture_output=True, text=True, timeout=600,
+        check=False, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     if done.returncode != 0:
         pytest.skip(f"cannot build the harness wheel (pip needs setuptools from the package index): {done.stderr[-600:]}")
@@ -77,7 +77,7 @@ def run_gate(harness_wheel: Path, gate_venv: Path, tmp_path: Path) -> Iterator:
             GITHUB_STEP_SUMMARY=str(summary),
             PYTHON=sys.executable,
         )
-        done = subprocess.run([str(GATE), *args], cwd=repo, env=env, capture_output=True, text=True, timeout=1700)
+        done = subprocess.run([str(GATE), *args], cwd=repo, env=env, check=False, capture_output=True, text=True, timeout=1700)
         output = done.stdout + done.stderr
         if done.returncode != 0 and "pip" in output and ("Could not find a version" in output or "No matching distribution" in output):
             pytest.skip(f"the package index cannot serve the harness's dependencies: {output[-400:]}")
@@ -135,7 +135,7 @@ def _python_port_repository(into: Path) -> Path:
     download = into / "download"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "toolnexus==0.21.0", "-d", str(download)],
-        capture_output=True, text=True, timeout=300,
+        check=False, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     if done.returncode != 0:
         pytest.skip(f"the package index does not serve toolnexus 0.21.0's source: {done.stderr[-400:]}")
