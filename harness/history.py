@@ -35,7 +35,10 @@ from .ports import cache_dir, load_registry
 VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 COMPILER_ERROR = re.compile(r"\.(go|java):\d+")
 ABSOLUTE_PATH = re.compile(r"/(?:[^\s/'\"():]+/)+([^\s/'\"():]*)")
-TAG_PORTS = ("golang", "golang-race", "java")
+# What a tag's build needs from the checkout (the port's folder; the CHANGELOG names the
+# version): exporting only these is quicker and survives a mirror missing unrelated blobs.
+TAG_PATHS = {"golang": ("golang", "CHANGELOG.md"), "golang-race": ("golang", "CHANGELOG.md"), "java": ("java", "CHANGELOG.md")}
+TAG_PORTS = tuple(TAG_PATHS)
 RUN_TIMEOUT = 3600
 
 
@@ -156,7 +159,11 @@ def tag_release(port: str, checkout: Path, tag: str, extra: list[str], rules: li
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(checkout), "archive", "--format=tar", tag], check=False, capture_output=True, timeout=300)
+    listed = subprocess.run(["git", "-C", str(checkout), "ls-tree", "--name-only", tag], check=False, capture_output=True, text=True, timeout=60)
+    paths = [p for p in TAG_PATHS[port] if p in listed.stdout.split()]
+    if port.split("-")[0] not in paths:
+        return ReleaseResult(tag, "cannot build", f"tag {tag} has no {port.split('-')[0]}/ folder")
+    archive = subprocess.run(["git", "-C", str(checkout), "archive", "--format=tar", tag, *paths], check=False, capture_output=True, timeout=300)
     if archive.returncode != 0:
         return ReleaseResult(tag, "cannot build", f"git archive {tag} failed: {archive.stderr.decode(errors='replace').strip()}")
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True, timeout=300)

@@ -92,7 +92,13 @@ def render(port: str, results: list[ReleaseResult], rules: list[dict[str, Any]],
     ]
     for r in results:
         lines.append(_release_row(r, states[r.release]))
+    changed = [info["id"] for info in rules if changes(releases, states, info["id"])]
+    ran = sum(1 for r in results if r.status == "ok")
     lines += [
+        "",
+        f"Rules whose state changed between releases that ran ({ran} of {len(results)}): "
+        + (", ".join(f"`{rule}`" for rule in changed) if changed else "none")
+        + ".",
         "",
         "Per rule: the releases where it passes, fails (`FAIL`, or `gap` for an advisory rule), or",
         "cannot be tested (the release does not declare a capability its variants need), and each",

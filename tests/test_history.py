@@ -73,6 +73,7 @@ def test_table_says_why_a_release_did_not_run_and_where_each_rule_changed() -> N
     assert "| `loop.final-text` | normative | 0.9.0 | 0.12.0 | — | 0.12.0: pass → FAIL |" in lines
     assert "| `relay.declined` | normative | 0.12.0 | — | 0.9.0 | 0.12.0: not testable → pass |" in lines
     assert "| `loop.assistant-content-null` | advisory | — | 0.9.0 | — | 0.12.0: gap → not exercised |" in lines
+    assert "Rules whose state changed between releases that ran (2 of 4): `loop.final-text`, `relay.declined`, `loop.assistant-content-null`." in lines
     # A rule no release that ran exercised has no row rather than a row of dashes.
     assert not any("`decl.order`" in line for line in lines)
 
