@@ -111,7 +111,7 @@ def run_suite(port: str, release: str, selector: list[str], extra: list[str], en
     return done.returncode, output, report
 
 
-def python_release(release: str, extra: list[str], rules: list[dict], reuse: bool) -> ReleaseResult:
+def python_release(release: str, extra: list[str], rules: list[dict], reuse: bool, also: tuple[str, ...] = ()) -> ReleaseResult:
     from .builders.common import BuildError
     from .builders.python_venv import build
 
@@ -120,7 +120,8 @@ def python_release(release: str, extra: list[str], rules: list[dict], reuse: boo
         return from_report("python", release, work / "report.json", rules)
     work.mkdir(parents=True, exist_ok=True)
     requirements = work / "requirements.txt"
-    requirements.write_text(f"toolnexus=={release}\n", encoding="utf-8")
+    # ``also`` pins what a release's open-ended dependencies have since broken (``mcp<2``).
+    requirements.write_text("".join(f"{line}\n" for line in (f"toolnexus=={release}", *also)), encoding="utf-8")
     try:
         build(work / "venv", requirements)
     except BuildError as exc:
@@ -206,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.history", description=__doc__.splitlines()[0])
     parser.add_argument("--port", required=True, help="python (by PyPI version), golang or java (by git tag)")
     parser.add_argument("--releases", help="python: A..B or A,B,... (PyPI versions)")
+    parser.add_argument("--with", dest="also", action="append", default=[], metavar="REQ",
+                        help="python: one more requirement per venv, e.g. 'mcp<2' for releases whose open-ended dependency has since broken")
     parser.add_argument("--checkout", type=Path, help="golang/java: a git checkout (or mirror) holding the release tags")
     parser.add_argument("--tags", help="golang/java: A..B or A,B,... (tags)")
     parser.add_argument("-o", "--output", type=Path, help="also write the markdown table here")
@@ -218,10 +221,12 @@ def main(argv: list[str] | None = None) -> int:
             if not args.releases:
                 raise HistoryError("--port=python needs --releases=A..B (PyPI versions)")
             releases = select(pypi_versions(), args.releases)
-            command = f"python -m harness.history --port=python --releases={args.releases}"
+            command = f"python -m harness.history --port=python --releases={args.releases}" + "".join(
+                f" --with={shlex.quote(req)}" for req in args.also
+            )
 
             def run(release: str) -> ReleaseResult:
-                return python_release(release, args.pytest_args, rules, args.reuse)
+                return python_release(release, args.pytest_args, rules, args.reuse, tuple(args.also))
 
         elif args.port in TAG_PORTS and args.port in load_registry():
             if not (args.checkout and args.tags):
