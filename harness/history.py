@@ -190,8 +190,15 @@ def from_report(port: str, release: str, path: Path, rules: list[dict]) -> Relea
     reasons = {f.reason for f in summary.failing}
     if not summary.passing and summary.failing and reasons <= {"transport"}:
         # Nothing passed and every failure is the shim dying: the release cannot run it.
-        result.status, result.note = "cannot run", f"the shim fails: {scrub(summary.failing[0].why)}"
+        result.status, result.note = "cannot run", f"the shim fails: {transport_reason(report)}"
     return result
+
+
+def transport_reason(report: dict) -> str:
+    """The first thing that went wrong with the shim, not the restart budget it exhausted later."""
+    texts = [str(f.get("observed", "")) for f in report.get("failures", {}).values() if f.get("reason") == "transport"]
+    first = next((t for t in texts if "broke again" not in t), texts[0] if texts else "?")
+    return scrub(first.split(" shim command:")[0].strip())[:200]
 
 
 def _first_error(output: str) -> str:

@@ -111,3 +111,14 @@ def test_one_real_python_release(tmp_path: Path) -> None:
     assert "| 0.21.0 | yes | toolnexus 0.21.0 | openai, anthropic, stream, store, hooks |" in table
     assert "| `loop.final-text` | normative | 0.21.0 | — |" in table
     assert str(tmp_path) not in table
+
+
+def test_a_release_whose_shim_never_works_names_the_first_failure_not_the_restart_budget() -> None:
+    from harness.history import transport_reason
+
+    report = {"failures": {
+        "a[openai-run]::*": {"reason": "capability", "observed": "the port does not declare the capabilities ['relay']"},
+        "b[openai-run]::loop.final-text": {"reason": "transport", "observed": "shim broke again after 20 restarts (budget 20) shim command: /x/y"},
+        "c[openai-run]::loop.final-text": {"reason": "transport", "observed": "shim did not answer toolkit.describe within 10 s shim command: /home/u/venv/bin/python /home/u/shim.py"},
+    }}  # fmt: skip
+    assert transport_reason(report) == "shim did not answer toolkit.describe within 10 s"
