@@ -1,0 +1,220 @@
+"""The CI gate end to end, as a port's repository would run it, without GitHub: build this
+repository's wheel, let ``ci-gate/run_gate.sh`` install it into a fresh venv, and run the
+gate inside a copy of a port's repository with ``GITHUB_STEP_SUMMARY`` pointing at a file.
+Each test checks the exit code, the JUnit XML and what the job summary says.
+
+The harness wheel and the python port come from the package index; without one the tests
+are skipped with that reason. The golang test needs ``go`` and a toolnexus checkout in
+``TOOLNEXUS_SRC`` (copied, never touched).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+GATE = REPO / "ci-gate" / "run_gate.sh"
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".cache", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis")
+pytestmark = pytest.mark.timeout(1800)
+
+
+@dataclass
+class GateResult:
+    code: int
+    output: str
+    summary: str  # the GITHUB_STEP_SUMMARY file
+    results: Path
+
+    def failed_tests(self) -> list[str]:
+        root = ET.parse(self.results / "junit.xml").getroot()
+        return [c.get("name", "") for c in root.iter("testcase") if c.find("failure") is not None or c.find("error") is not None]
+
+    def test_count(self) -> int:
+        return sum(1 for _ in ET.parse(self.results / "junit.xml").getroot().iter("testcase"))
+
+
+@pytest.fixture(scope="module")
+def harness_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This repository's wheel, built from a clean copy (a stale build/ folder in the
+    checkout must not leak into it)."""
+    work = tmp_path_factory.mktemp("wheel")
+    shutil.copytree(REPO, work / "src", ignore=NOT_SOURCE)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(work / "src")],
+        check=False, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot build the harness wheel (pip needs setuptools from the package index): {done.stderr[-600:]}")
+    (wheel,) = (work / "dist").glob("toolnexus_conformance-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def gate_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("gate") / "venv"
+
+
+@pytest.fixture
+def run_gate(harness_wheel: Path, gate_venv: Path, tmp_path: Path) -> Iterator:
+    summary = tmp_path / "step-summary.md"
+
+    def run(repo: Path, *args: str) -> GateResult:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLNEXUS_", "PYTHON", "GITHUB_", "PYTEST_"))}
+        env.update(
+            TOOLNEXUS_HARNESS=str(harness_wheel),
+            TOOLNEXUS_GATE_VENV=str(gate_venv),
+            TOOLNEXUS_CONFORMANCE_CACHE=str(tmp_path / "cache"),
+            GITHUB_STEP_SUMMARY=str(summary),
+            PYTHON=sys.executable,
+        )
+        done = subprocess.run([str(GATE), *args], cwd=repo, env=env, check=False, capture_output=True, text=True, timeout=1700)
+        output = done.stdout + done.stderr
+        if done.returncode != 0 and "pip" in output and ("Could not find a version" in output or "No matching distribution" in output):
+            pytest.skip(f"the package index cannot serve the harness's dependencies: {output[-400:]}")
+        return GateResult(done.returncode, output, summary.read_text(encoding="utf-8") if summary.exists() else "", repo / "conformance-results")
+
+    yield run
+
+
+def test_gate_fails_on_a_wrong_expectation_and_passes_once_it_is_fixed(run_gate, tmp_path: Path) -> None:
+    """A port repository (reference port: no build) whose expectations file claims a failure
+    that does not happen: the gate fails with JUnit and summary saying so; fixed, it passes."""
+    repo = tmp_path / "port-repo"
+    (repo / "conformance").mkdir(parents=True)
+    # The repository's own pytest settings must not reach the gate's run.
+    (repo / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = ["--no-such-option"]\n', encoding="utf-8")
+    wrong = repo / "conformance" / "reference.toml"
+    wrong.write_text(
+        'port = "reference"\n\n[[expected]]\nkey = "relay-declined-durable[openai-run]::relay.declined"\n'
+        'reason = "divergence"\nnote = "deliberately wrong"\n',
+        encoding="utf-8",
+    )
+    args = ("--port=reference", "--expectations=conformance/reference.toml", "--", "-k", "relay-declined-durable")
+
+    first = run_gate(repo, *args)
+    assert first.code == 1, first.output[-2000:]
+    assert first.failed_tests() == ["relay-declined-durable[openai-run]"]
+    assert first.test_count() == 6
+    assert "## toolnexus conformance: port `reference` **FAILED** (pytest exit code 1)" in first.summary
+    assert "[relay.declined] passes now but is listed as an expected failure" in first.summary
+    assert "| `relay.declined` | normative |" in first.summary  # the rule matrix
+    assert (first.results / "report.json").is_file() and (first.results / "summary.md").is_file()
+
+    wrong.write_text('port = "reference"\n', encoding="utf-8")
+    second = run_gate(repo, *args)
+    assert second.code == 0, second.output[-2000:]
+    assert second.failed_tests() == [] and second.test_count() == 6
+    # Appended to the job summary, after the first run's section.
+    assert second.summary.index("**FAILED**") < second.summary.index("## toolnexus conformance: port `reference` passed")
+    assert "- **reference** (reference_py " in second.summary
+
+
+def test_gate_refuses_a_missing_expectations_file_with_one_clear_line(run_gate, tmp_path: Path) -> None:
+    repo = tmp_path / "port-repo"
+    repo.mkdir()
+    result = run_gate(repo, "--port=reference", "--expectations=conformance/reference.toml")
+    assert result.code == 2
+    assert "ci_gate: --expectations=conformance/reference.toml: no such file" in result.output
+    assert "Traceback" not in result.output
+    assert "**could not run**" in result.summary
+
+
+def _python_port_repository(into: Path) -> Path:
+    """The python port's repository as its maintainers have it: the toolnexus 0.21.0 source
+    distribution, its version bumped so the run proves it drove this source, not PyPI's."""
+    download = into / "download"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "toolnexus==0.21.0", "-d", str(download)],
+        check=False, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"the package index does not serve toolnexus 0.21.0's source: {done.stderr[-400:]}")
+    (sdist,) = download.glob("toolnexus-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(into, filter="data")
+    repo = into / "toolnexus-0.21.0"
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8").replace('version = "0.21.0"', 'version = "0.21.0.post7"'), encoding="utf-8")
+    return repo
+
+
+def test_gate_builds_the_python_port_from_the_repository_under_test(run_gate, tmp_path: Path) -> None:
+    repo = _python_port_repository(tmp_path)
+    (repo / "conformance").mkdir()
+    shutil.copy(REPO / "conformance" / "python.toml", repo / "conformance" / "python.toml")
+    result = run_gate(
+        repo, "--port=python", "--port-src=.", "--expectations=conformance/python.toml", "--", "-k", "susp-inprocess-unresolved"
+    )
+    assert result.code == 0, result.output[-3000:]
+    assert result.failed_tests() == [] and result.test_count() == 12
+    assert "- **python** (toolnexus 0.21.0.post7): " in result.summary
+    assert "not testable (the port does not declare the capability: " in result.summary
+    assert (
+        "- `susp.not-a-tool-error` (divergence; known, in the port's expectations; 6 variants): afterTool was called with a suspension"
+        in result.summary
+    )
+    assert "`python -m harness.ci_gate --port=python --port-src=. -- -k 'susp-inprocess-unresolved[openai-run]' --rule=susp.not-a-tool-error`" in result.summary
+
+
+def test_gate_builds_golang_from_a_copy_of_a_checkout(run_gate, tmp_path: Path) -> None:
+    checkout = os.environ.get("TOOLNEXUS_SRC")
+    if shutil.which("go") is None:
+        pytest.skip("golang: `go` is not installed on this machine")
+    if not checkout:
+        pytest.skip("golang: no registry here serves the port; set TOOLNEXUS_SRC to a toolnexus checkout to run it")
+    repo = tmp_path / "toolnexus"
+    shutil.copytree(checkout, repo, ignore=shutil.ignore_patterns(".git"))
+    (repo / "conformance").mkdir(exist_ok=True)
+    shutil.copy(REPO / "conformance" / "golang.toml", repo / "conformance" / "golang.toml")
+    result = run_gate(
+        repo, "--port=golang", "--port-src=.", "--expectations=conformance/golang.toml", "--", "-k", "relay-declined-durable"
+    )
+    assert result.code == 0, result.output[-3000:]
+    assert result.failed_tests() == [] and result.test_count() == 6
+    assert "- **golang** (github.com/muthuishere/toolnexus/golang " in result.summary
+    assert "+checkout): " in result.summary
+    assert "`python -m harness.ci_gate --port=golang --port-src=. -- -k 'relay-declined-durable[openai-run]' --rule=relay.declined`" in result.summary
+
+
+def _action_run_script() -> str:
+    """The `run: |` block of ci-gate/action.yml's gate step, dedented (no YAML parser needed)."""
+    lines = (REPO / "ci-gate" / "action.yml").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "run: |") + 1
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    block = []
+    for line in lines[start:]:
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            break
+        block.append(line[indent:])
+    return "\n".join(block) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected"),
+    [
+        ({"GATE_PORT": "golang", "GATE_PORT_SRC": ".", "GATE_EXPECTATIONS": "conformance/golang.toml", "GATE_PYTEST_ARGS": "-n auto --rule=relay.*"},
+         ["--port=golang", "--out=conformance-results", "--port-src=.", "--expectations=conformance/golang.toml", "--", "-n", "auto", "--rule=relay.*"]),
+        ({"GATE_PORT": "reference", "GATE_PORT_SRC": "", "GATE_EXPECTATIONS": "", "GATE_PYTEST_ARGS": ""},
+         ["--port=reference", "--out=conformance-results", "--"]),
+    ],
+)  # fmt: skip
+def test_action_hands_its_inputs_to_run_gate(inputs: dict[str, str], expected: list[str], tmp_path: Path) -> None:
+    """The composite step's shell, run as GitHub would (bash -e -o pipefail), with a stand-in
+    run_gate.sh that records its arguments: empty inputs add no option, globs stay unexpanded."""
+    (tmp_path / "run_gate.sh").write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$GITHUB_ACTION_PATH/args"\n', encoding="utf-8")
+    (tmp_path / "run_gate.sh").chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "GITHUB_ACTION_PATH": str(tmp_path), "GATE_RESULTS": "conformance-results", **inputs}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", _action_run_script()],
+                          check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=30)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "args").read_text(encoding="utf-8").splitlines() == expected
