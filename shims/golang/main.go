@@ -16,7 +16,7 @@ const protocolVersion = 1
 // -ldflags -X, naming the checkout it built against (its newest CHANGELOG release +checkout).
 var portVersion = "0.16.0"
 
-var capabilities = []string{"openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor"}
+var capabilities = []string{"openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register"}
 
 func main() {
 	ch := newChannel(os.Stdout)

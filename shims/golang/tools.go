@@ -1,4 +1,5 @@
-// tools.go builds the port's Toolkit from a protocol <toolkit>: relay tools through the
+// tools.go builds the port's Toolkit from a protocol <toolkit> (protocol v1.1: the
+// "register" tools are then added in one Toolkit.Register call): relay tools through the
 // port's RelayTool, native tools as tn.Tool literals whose Execute plays the scenario's
 // behaviour vocabulary (reply / fail / suspend+then / alwaysSuspend / delayMs) and
 // records each execution.
@@ -22,6 +23,7 @@ import (
 type toolkitSpec struct {
 	Builtins bool       `json:"builtins"`
 	Tools    []toolSpec `json:"tools"`
+	Register []toolSpec `json:"register"` // protocol v1.1: added after construction
 }
 
 type toolSpec struct {
@@ -89,8 +91,17 @@ func (r *recorder) metric(ev tn.MetricEvent) {
 }
 
 func buildToolkit(ctx context.Context, spec toolkitSpec, rec *recorder) (*tn.Toolkit, error) {
-	tools := make([]tn.Tool, 0, len(spec.Tools))
-	for _, t := range spec.Tools {
+	tk, err := tn.CreateToolkit(ctx, tn.Options{Builtins: spec.Builtins, ExtraTools: portTools(spec.Tools, rec)})
+	if err != nil || len(spec.Register) == 0 {
+		return tk, err
+	}
+	// Register returns no error: what it keeps or refuses is the port's behaviour under test.
+	return tk.Register(portTools(spec.Register, rec)...), nil
+}
+
+func portTools(specs []toolSpec, rec *recorder) []tn.Tool {
+	tools := make([]tn.Tool, 0, len(specs))
+	for _, t := range specs {
 		if t.Relay {
 			var schema tn.JSONSchema
 			if t.Schema != nil {
@@ -101,7 +112,7 @@ func buildToolkit(ctx context.Context, spec toolkitSpec, rec *recorder) (*tn.Too
 		}
 		tools = append(tools, nativeTool(t, rec))
 	}
-	return tn.CreateToolkit(ctx, tn.Options{Builtins: spec.Builtins, ExtraTools: tools})
+	return tools
 }
 
 func nativeTool(spec toolSpec, rec *recorder) tn.Tool {
