@@ -9,7 +9,7 @@
 // handed to JSON.stringify untouched (wire.mjs). 0.16.0 has no relay tools and no
 // runWithAnswer/askWithAnswer, and its streaming loop resolves suspensions one at a time
 // (only run/ask call waitFor concurrently), so `relay`, `resume` and `concurrentWaitFor`
-// are not declared.
+// are not declared. `register` (protocol v1.1) is toolkit.register (tools.mjs).
 
 import { readFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
@@ -19,7 +19,7 @@ import { Channel, HostError, INVALID_PARAMS, PROTOCOL_VERSION, RpcError, UNSUPPO
 import { Recorder, buildToolkit, suspension } from "./tools.mjs"
 import { runResponse, snapshot } from "./wire.mjs"
 
-const CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks"]
+const CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register"]
 
 // stdout carries protocol lines only: anything the port logs goes to stderr.
 console.log = console.error

@@ -1,6 +1,7 @@
-// tools.mjs builds the port's Toolkit from a protocol <toolkit>: native tools as plain port
-// `Tool` objects whose execute plays the scenario's behaviour vocabulary (reply / fail /
-// suspend+then / alwaysSuspend / delayMs) and records each execution.
+// tools.mjs builds the port's Toolkit from a protocol <toolkit> (its v1.1 `register` tools
+// added with toolkit.register): native tools as plain port `Tool` objects whose execute
+// plays the scenario's behaviour vocabulary (reply / fail / suspend+then / alwaysSuspend /
+// delayMs) and records each execution.
 //
 // Call ids: the port hands a tool no call id. The shim always installs a beforeTool hook
 // (it returns no override unless the scenario asked for hooks), which sees the call id and
@@ -56,14 +57,26 @@ function nativeTool(tn, spec, recorder) {
   }
 }
 
-/** The port's Toolkit for a protocol <toolkit>. The port has no relay tools (0.16.0). */
+/**
+ * The port's Toolkit for a protocol <toolkit>; protocol v1.1 `register` tools are then added
+ * in one toolkit.register call. The port has no relay tools (0.16.0).
+ */
 export async function buildToolkit(tn, spec, recorder) {
-  const tools = []
-  for (const tool of spec.tools ?? []) {
+  const toolkit = await tn.createToolkit({ builtins: Boolean(spec.builtins), extraTools: portTools(tn, spec.tools, recorder) })
+  if (!spec.register?.length) return toolkit
+  try {
+    return toolkit.register(...portTools(tn, spec.register, recorder))
+  } catch (e) {
+    await toolkit.close()
+    throw e
+  }
+}
+
+function portTools(tn, specs, recorder) {
+  return (specs ?? []).map((tool) => {
     if (tool.relay) {
       throw new RpcError(UNSUPPORTED, `the js port has no relay tools (tool ${tool.name})`, { capability: "relay" })
     }
-    tools.push(nativeTool(tn, tool, recorder))
-  }
-  return tn.createToolkit({ builtins: Boolean(spec.builtins), extraTools: tools })
+    return nativeTool(tn, tool, recorder)
+  })
 }
