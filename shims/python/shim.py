@@ -6,7 +6,8 @@ It only translates protocol params -> toolnexus calls and toolnexus results -> t
 protocol's shapes (``neutral.py``); the stdio JSON-RPC plumbing is ``shims/pyshim_rpc.py``
 and every judgement lives in the harness. The port has no relay tools and no
 ``run_with_answer`` / ``ask_with_answer`` (0.21.0), so ``relay`` and ``resume`` are not
-declared and a call needing them answers -32002.
+declared and a call needing them answers -32002. ``register`` (protocol v1.1) is the
+port's ``Toolkit.register``.
 
 Call ids of native-tool executions: the port's ``ToolContext`` carries no call id, so the
 shim learns it from a ``before_tool`` hook it always installs (the hook returns nothing,
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyshim_rpc as rpc  # noqa: E402
 from pyshim_rpc import RpcError  # noqa: E402
 
-CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks"]
+CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register"]
 LIBRARY = {"name": "toolnexus", "version": importlib.metadata.version("toolnexus")}
 # The model's call id for the tool execution about to start in this task (see module doc).
 CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
@@ -174,13 +175,22 @@ class Run:
 
 
 async def build_toolkit(spec: dict[str, Any], native: Any) -> Any:
-    tools = []
-    for tool in spec.get("tools", []):
+    """The port's toolkit from ``tools``, then (protocol v1.1) ``register`` added in one
+    ``Toolkit.register`` call; whatever the port raises on the way is a ``toolkit`` error."""
+    tools, registered = port_tools(spec.get("tools", []), native), port_tools(spec.get("register", []), native)
+    try:
+        toolkit = await tn.create_toolkit(builtins=bool(spec.get("builtins")), extra_tools=tools)
+        return toolkit.register(*registered) if registered else toolkit
+    except Exception as exc:
+        raise rpc.port_error(f"{type(exc).__name__}: {exc}", "toolkit") from exc
+
+
+def port_tools(specs: list[dict[str, Any]], native: Any) -> list[Any]:
+    for tool in specs:
         if tool.get("relay"):
             # The harness never sends relay tools to a port without the capability; be loud if it does.
             raise unsupported("relay", f"relay tools (asked to declare {tool['name']!r})")
-        tools.append(native(tool))
-    return await tn.create_toolkit(builtins=bool(spec.get("builtins")), extra_tools=tools)
+    return [native(tool) for tool in specs]
 
 
 async def initialize(params: dict[str, Any]) -> dict[str, Any]:
