@@ -26,8 +26,11 @@ import java.util.concurrent.ExecutionException;
  * port's results in the protocol's shapes. No check lives here; every verdict is the harness's.
  */
 final class PortDriver {
-    /** Honest for 0.16.0: no relay tools and no runWithAnswer/askWithAnswer in the java port. */
-    static final List<String> CAPABILITIES = List.of("openai", "anthropic", "stream", "store", "hooks");
+    /**
+     * Honest for 0.16.0: no relay tools and no runWithAnswer/askWithAnswer in the java port;
+     * {@code register} (protocol v1.1) is the port's Toolkit.register.
+     */
+    static final List<String> CAPABILITIES = List.of("openai", "anthropic", "stream", "store", "hooks", "register");
 
     private final ObjectMapper json;
     private final Channel channel;
@@ -117,22 +120,37 @@ final class PortDriver {
         return o;
     }
 
+    /** The toolkit from {@code tools}, then (protocol v1.1) {@code register} in one Toolkit.register call. */
     private Toolkit toolkit(JsonNode spec, NativeTools tools) {
-        List<Tool> extra = new ArrayList<>();
-        for (JsonNode tool : spec.path("tools")) {
-            if (tool.path("relay").asBoolean(false)) {
-                throw new RpcError(Shim.UNSUPPORTED, "the java port has no relay tools (tool "
-                        + tool.path("name").asText() + ")", Map.of("capability", "relay"));
-            }
-            extra.add(tools.build(tool));
-        }
+        List<Tool> extra = portTools(spec.path("tools"), tools);
+        List<Tool> registered = portTools(spec.path("register"), tools);
+        Toolkit toolkit;
         try {
-            return Toolkit.create(new Toolkit.Options()
+            toolkit = Toolkit.create(new Toolkit.Options()
                     .builtins(spec.path("builtins").asBoolean(false))
                     .extraTools(extra));
         } catch (RuntimeException e) {
             throw new RpcError(Shim.PORT_ERROR, messageOf(e), Map.of("kind", "toolkit"));
         }
+        if (registered.isEmpty()) return toolkit;
+        try {
+            return toolkit.register(registered.toArray(Tool[]::new));
+        } catch (RuntimeException e) {
+            toolkit.close();
+            throw new RpcError(Shim.PORT_ERROR, messageOf(e), Map.of("kind", "toolkit"));
+        }
+    }
+
+    private static List<Tool> portTools(JsonNode specs, NativeTools tools) {
+        List<Tool> built = new ArrayList<>();
+        for (JsonNode tool : specs) {
+            if (tool.path("relay").asBoolean(false)) {
+                throw new RpcError(Shim.UNSUPPORTED, "the java port has no relay tools (tool "
+                        + tool.path("name").asText() + ")", Map.of("capability", "relay"));
+            }
+            built.add(tools.build(tool));
+        }
+        return built;
     }
 
     private Answer waitFor(Request request, NativeTools tools) {
