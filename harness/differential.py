@@ -146,7 +146,7 @@ def _with_wire(draw: st.DrawFn, turn: dict[str, Any], style: str) -> dict[str, A
 
 def _hooks(names: list[str]) -> st.SearchStrategy[dict[str, Any]]:
     """No hooks, or beforeTool rules (an args rewrite or a suspension) and/or afterTool observation."""
-    rule = st.sampled_from(names).flatmap(lambda name: st.sampled_from([
+    rule: st.SearchStrategy[dict[str, Any]] = st.sampled_from(names).flatmap(lambda name: st.sampled_from([
         {"tool": name, "args": {"zone": "rewritten", "text": "by the hook"}},
         {"tool": name, "suspend": {"id": f"req-hook-{name}", "kind": "approval", "prompt": f"Hook asks about {name}"}},
     ]))

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
+
+
+def _package_dir(package: ModuleType) -> Path:
+    """The folder of a data-only package (a plain package, so its path has one entry)."""
+    return Path(next(iter(package.__path__)))
+
 
 def _data_root() -> tuple[Path, Path, Path]:
     """(fixtures, schemas, shims): beside harness/ in a checkout or an editable install;
@@ -19,7 +26,7 @@ def _data_root() -> tuple[Path, Path, Path]:
     import toolnexus_conformance_data.schemas as schemas
     import toolnexus_conformance_data.shims as shims
 
-    return tuple(Path(next(iter(m.__path__))) for m in (fixtures, schemas, shims))  # type: ignore[return-value]
+    return _package_dir(fixtures), _package_dir(schemas), _package_dir(shims)
 
 
 _FIXTURES, _SCHEMAS, _SHIMS = _data_root()

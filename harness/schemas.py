@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -192,14 +192,30 @@ def check(name: str, instance: Any) -> None:
 _PathPart = str | int
 
 
+# jsonschema types an error's ``validator_value`` and ``instance`` as "or unset" because a
+# hand-built ValidationError may omit them; every error a validator yields carries both, and
+# only those reach this module.
+def _keyword_value(error: ValidationError) -> Any:
+    """The failing keyword's value in the schema (``error.validator_value``)."""
+    value: Any = error.validator_value
+    return value
+
+
+def _instance(error: ValidationError) -> Any:
+    """The value that failed the keyword (``error.instance``)."""
+    instance: Any = error.instance
+    return instance
+
+
 def _violations(error: ValidationError) -> Iterator[SchemaViolation]:
     path: tuple[_PathPart, ...] = tuple(error.absolute_path)
     keyword = str(error.validator)
-    if keyword == "additionalProperties" and isinstance(error.instance, dict):
-        yield from _unexpected_keys(error, path)
-    elif keyword == "required" and isinstance(error.instance, dict):
-        for key in error.validator_value:
-            if key not in error.instance:
+    instance = _instance(error)
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        yield from _unexpected_keys(error, instance, path)
+    elif keyword == "required" and isinstance(instance, dict):
+        for key in _keyword_value(error):
+            if key not in instance:
                 yield _violation((*path, key), keyword, "missing required key")
     elif keyword in ("oneOf", "anyOf"):
         yield from _combinator(error, path, keyword)
@@ -207,10 +223,14 @@ def _violations(error: ValidationError) -> Iterator[SchemaViolation]:
         yield _violation(path, keyword, _message(error))
 
 
-def _unexpected_keys(error: ValidationError, path: tuple[_PathPart, ...]) -> Iterator[SchemaViolation]:
-    declared = set(error.schema.get("properties", {}))
-    patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
-    for key in error.instance:
+def _unexpected_keys(
+    error: ValidationError, instance: dict[str, Any], path: tuple[_PathPart, ...]
+) -> Iterator[SchemaViolation]:
+    schema = error.schema
+    assert isinstance(schema, Mapping), "additionalProperties fails only inside an object schema"
+    declared = set(schema.get("properties", {}))
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    for key in instance:
         if key in declared or any(p.search(key) for p in patterns):
             continue
         message = "unexpected key"
@@ -234,7 +254,7 @@ def _other_casing(key: str, declared: set[str]) -> str | None:
 def _combinator(
     error: ValidationError, path: tuple[_PathPart, ...], keyword: str
 ) -> Iterator[SchemaViolation]:
-    branches: list[Any] = list(error.validator_value)
+    branches: list[Any] = list(_keyword_value(error))
     if not error.context:
         # oneOf with no failing branch context: the instance matched more than one branch.
         titles = ", ".join(_branch_title(branches, i) for i in range(len(branches)))
@@ -268,32 +288,32 @@ def _min_depth(violations: list[SchemaViolation]) -> int:
 
 def _message(error: ValidationError) -> str:
     keyword = error.validator
-    value = error.instance
+    value = _instance(error)
+    schema_value = _keyword_value(error)
     if keyword == "type":
-        expected = error.validator_value
-        wanted = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        wanted = " or ".join(schema_value) if isinstance(schema_value, list) else str(schema_value)
         message = f"expected {wanted}, got {_json_type(value)}"
         if value is None:
             message += " (optional keys are omitted when absent, never written as null)"
         return message
     if keyword == "const":
-        return f"expected {_show(error.validator_value)}, got {_show(value)}"
+        return f"expected {_show(schema_value)}, got {_show(value)}"
     if keyword == "enum":
-        allowed = ", ".join(_show(v) for v in error.validator_value)
+        allowed = ", ".join(_show(v) for v in schema_value)
         return f"expected one of {allowed}; got {_show(value)}"
     if keyword == "format":
-        message = f"{_show(value)} is not a valid {error.validator_value}"
-        if error.validator_value == "date-time":
+        message = f"{_show(value)} is not a valid {schema_value}"
+        if schema_value == "date-time":
             message += " (RFC 3339, e.g. \"2026-01-01T00:00:00Z\")"
         return message
-    if keyword == "not" and error.validator_value == {}:
+    if keyword == "not" and schema_value == {}:
         return "key not allowed here"
     if keyword == "minItems":
-        return f"expected at least {error.validator_value} item(s), got {len(value)}"
+        return f"expected at least {schema_value} item(s), got {len(value)}"
     if keyword == "minLength":
-        return f"expected a string of at least {error.validator_value} character(s), got {_show(value)}"
+        return f"expected a string of at least {schema_value} character(s), got {_show(value)}"
     if keyword == "minimum":
-        return f"expected a number >= {error.validator_value}, got {_show(value)}"
+        return f"expected a number >= {schema_value}, got {_show(value)}"
     return _shorten(error.message)
 
 

@@ -16,7 +16,7 @@ class _HasTools(Protocol):
 
 
 def _tools(source: Iterable[Tool] | _HasTools) -> list[Tool]:
-    return list(source.tools) if hasattr(source, "tools") else list(source)  # type: ignore[union-attr]
+    return list(source.tools) if hasattr(source, "tools") else list(source)
 
 
 def to_openai(source: Iterable[Tool] | _HasTools) -> list[dict[str, Any]]:

@@ -51,9 +51,11 @@ async def main() -> dict[str, Any]:
             extra_tools=[relay_tool("weather", "Current weather for a city (run by the caller)")]
         )
         halted = await client.run("What is the weather in Oslo?", toolkit)
+        assert halted.pending is not None, "the scripted model calls the relay tool, so the run halts"
         # A stateless host persists both as JSON and resumes later, maybe in another process.
         saved = json.loads(json.dumps({"messages": halted.messages, "pending": halted.pending.to_wire()}))
         pending = Request.from_wire(saved["pending"])
+        assert pending.data is not None, "a relay request carries its calls in data"
         call = pending.data["calls"][0]
         answer = Answer(id=pending.id, ok=True, data={"results": [{"id": call["id"], "output": "4°C, clear", "isError": False}]})
         resumed = await client.run_with_answer(toolkit, history=saved["messages"], pending=pending, answer=answer)

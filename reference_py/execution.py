@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .answers import coerce_answer
+from .errors import ToolnexusError
 from .hooks import Hooks, maybe_await
 from .metrics import Metrics
 from .native import as_tool_result
-from .errors import ToolnexusError
 from .providers.base import Call, compact_json
 from .suspension import CallOutcome, SuspensionExtension, declined, placeholder, unresolved
 from .types import Answer, Request, Tool, ToolContext, ToolResult, pending_of

@@ -19,7 +19,7 @@ import json
 import sys
 import threading
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,7 +133,7 @@ async def dispatch(channel: Channel, handlers: dict[str, Handler], message: Mess
     channel.send({"jsonrpc": "2.0", "id": rid, "error": error})
 
 
-async def serve(channel: Channel, handle: Callable[[Message], Awaitable[None]]) -> None:
+async def serve(channel: Channel, handle: Callable[[Message], Coroutine[Any, Any, None]]) -> None:
     """Read requests from stdin until ``shutdown`` or EOF; each request runs as its own task
     through ``handle`` (so host answers and ``$/cancel`` arrive while it runs)."""
     loop = asyncio.get_running_loop()
@@ -170,7 +170,11 @@ async def serve(channel: Channel, handle: Callable[[Message], Awaitable[None]]) 
             rid = message.get("id")
             task = asyncio.create_task(handle(message))
             running[rid] = task
-            task.add_done_callback(lambda _task, rid=rid: running.pop(rid, None))
+
+            def forget(_task: asyncio.Task[None], rid: Any = rid) -> None:
+                running.pop(rid, None)
+
+            task.add_done_callback(forget)
 
 
 class HostStore:

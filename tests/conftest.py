@@ -8,13 +8,13 @@ from contextlib import ExitStack
 
 import pytest
 
-# The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
-# pytest_plugins is only honoured in a top-level conftest.
-pytest_plugins = ["pytester"]
-
 from harness.fake_provider import FakeProvider
 from harness.ports import resolve
 from harness.shim_session import ShimSession
+
+# The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
+# pytest_plugins is only honoured in a top-level conftest.
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(scope="module")

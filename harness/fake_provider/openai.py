@@ -119,7 +119,7 @@ def _tool_call_parts(turn: ScriptedTurn) -> list[dict[str, Any]]:
     """The ``tool_calls`` delta entries of a stream, one per chunk, in the scripted order."""
     indexes = turn.wire.tool_call_indexes or tuple(range(len(turn.tool_calls)))
     per_call: list[list[dict[str, Any]]] = []
-    for index, call in zip(indexes, turn.tool_calls):
+    for index, call in zip(indexes, turn.tool_calls, strict=True):
         opening: dict[str, Any] = {
             "index": index,
             "id": call.id,

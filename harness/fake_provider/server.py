@@ -77,10 +77,6 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = IDLE_TIMEOUT_SECONDS
 
     def setup(self) -> None:
-        if self.server.nodelay:
-            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            # a buffered writer: headers and body go out together on flush
-            self.wbufsize = -1
         super().setup()
         self.server.track(self.request)
 
@@ -184,6 +180,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
+class _NoDelayHandler(_Handler):
+    # a buffered writer: headers and body go out together on flush, in one segment
+    wbufsize = -1
+
+    def setup(self) -> None:
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().setup()
+
+
 class _LoopbackServer(ThreadingHTTPServer):
     daemon_threads = True
     # the stdlib default backlog of 5 makes a burst of parallel connects wait ~1 s for a
@@ -196,7 +201,7 @@ class _LoopbackServer(ThreadingHTTPServer):
         self.internal_errors = internal_errors
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
-        super().__init__((LOOPBACK, 0), _Handler)
+        super().__init__((LOOPBACK, 0), _NoDelayHandler if nodelay else _Handler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup for server_name; skip it
@@ -237,7 +242,7 @@ class LoopbackHttpServer:
         if self._server is not None:
             return
         server = _LoopbackServer(self.router, self.nodelay, self.internal_errors)
-        host = server.server_address[0]
+        host = str(server.server_address[0])
         if host != LOOPBACK:
             server.server_close()
             raise RuntimeError(f"fake provider bound to {host}, expected {LOOPBACK} only")

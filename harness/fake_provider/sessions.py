@@ -90,6 +90,8 @@ class Session:
                 )
                 reply = error_reply(self.style, rejection, f"req_fake_{self.token}_{index}")
             else:
+                # _check turned away every body that is not a well-formed JSON request object
+                assert isinstance(parsed, dict), "an accepted request has a JSON object body"
                 turn_index = self.turns_served
                 self.turns_served += 1
                 reply = self._render(turn_index, parsed)

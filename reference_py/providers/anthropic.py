@@ -37,9 +37,10 @@ def _calls(blocks: list[Any]) -> list[Call]:
     calls: list[Call] = []
     for block in blocks:
         if isinstance(block, dict) and block.get("type") == "tool_use":
-            args = block.get("input") if isinstance(block.get("input"), dict) else {}
-            call_id = block.get("id") if isinstance(block.get("id"), str) else ""
-            name = block.get("name") if isinstance(block.get("name"), str) else ""
+            raw_args, raw_id, raw_name = block.get("input"), block.get("id"), block.get("name")
+            args = raw_args if isinstance(raw_args, dict) else {}
+            call_id = raw_id if isinstance(raw_id, str) else ""
+            name = raw_name if isinstance(raw_name, str) else ""
             calls.append(Call(call_id, name, args, compact_json(args)))
     return calls
 
@@ -115,7 +116,8 @@ class AnthropicProvider:
             if not isinstance(event, dict):
                 continue
             kind = event.get("type")
-            index = event.get("index") if isinstance(event.get("index"), int) else 0
+            raw_index = event.get("index")
+            index = raw_index if isinstance(raw_index, int) else 0
             if kind == "message_start" and isinstance(event.get("message"), dict):
                 add_usage(usage, _usage(event["message"].get("usage")))
             elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):

@@ -43,7 +43,8 @@ def _call(raw: Any, where: str) -> Call:
     if not isinstance(arguments, str):
         # Some gateways send an object; keep a string form so relay can still echo it.
         arguments = compact_json(arguments if arguments is not None else {})
-    call_id = raw.get("id") if isinstance(raw.get("id"), str) else ""
+    raw_id = raw.get("id")
+    call_id = raw_id if isinstance(raw_id, str) else ""
     return Call(call_id, function["name"], parse_arguments(arguments), arguments)
 
 
@@ -123,11 +124,13 @@ class OpenAIProvider:
             for part in delta.get("tool_calls") or []:
                 if not isinstance(part, dict):
                     continue
-                index = part.get("index") if isinstance(part.get("index"), int) else 0
+                raw_index = part.get("index")
+                index = raw_index if isinstance(raw_index, int) else 0
                 slot = slots.setdefault(index, {"id": "", "name": "", "arguments": ""})
                 if isinstance(part.get("id"), str) and part["id"]:
                     slot["id"] = part["id"]
-                function = part.get("function") if isinstance(part.get("function"), dict) else {}
+                raw_function = part.get("function")
+                function = raw_function if isinstance(raw_function, dict) else {}
                 if isinstance(function.get("name"), str):
                     slot["name"] += function["name"]
                 if isinstance(function.get("arguments"), str):

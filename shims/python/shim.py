@@ -24,9 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import toolnexus as tn
-
 import neutral
+import toolnexus as tn
 
 # The shared plumbing sits in the shims folder, beside this shim's own.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

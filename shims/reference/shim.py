@@ -21,8 +21,9 @@ sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE.parent))
 
 import pyshim_rpc as rpc  # noqa: E402
-import reference_py as tn  # noqa: E402
 from pyshim_rpc import HostError  # noqa: E402,F401 - the mutant catalogue catches shim.HostError
+
+import reference_py as tn  # noqa: E402
 from reference_py.errors import ProviderError, ResumeError, ToolkitError, ToolnexusError  # noqa: E402
 
 # The port-error kinds of the protocol's error table, by the reference's exception types.
@@ -201,7 +202,7 @@ def _port_error_kind(exc: Exception) -> str | None:
 
 async def serve(relay: bool) -> None:
     shim = Shim(rpc.Channel(id_prefix="s", name="reference shim"), relay)
-    handlers = {
+    handlers: dict[str, rpc.Handler] = {
         "initialize": shim.initialize,
         "toolkit.describe": shim.describe,
         "client.run": shim.run,

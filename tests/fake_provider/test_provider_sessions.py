@@ -123,8 +123,8 @@ def test_stop_is_quick_with_an_idle_keep_alive_connection() -> None:
     provider.stop()
     assert time.perf_counter() - started < 2.0
     http.close()
-    with pytest.raises(RuntimeError):
-        provider.base_url
+    with pytest.raises(RuntimeError, match="not running"):
+        _ = provider.base_url
 
 
 @pytest.mark.parametrize(

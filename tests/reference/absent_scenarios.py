@@ -10,8 +10,9 @@ import asyncio
 from typing import Any
 
 from hostkit import Log, drive, make_client, real_tool, suspending_tool, toolkit
-from reference_py import Answer, InMemoryStore, Request
 from scripted import ARGS_BA, STYLES, fake_provider, final, turn
+
+from reference_py import Answer, InMemoryStore, Request
 
 
 def _strip_ms(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

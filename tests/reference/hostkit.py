@@ -9,6 +9,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from scripted import AB_SCHEMA, API_KEY, BASE_URL, MODEL
+
 from reference_py import (
     Answer,
     Request,
@@ -19,7 +21,6 @@ from reference_py import (
     define_tool,
     pending,
 )
-from scripted import AB_SCHEMA, API_KEY, BASE_URL, MODEL
 
 PATHS = ("run", "stream")
 

@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from hostkit import Log, real_tool, toolkit
+from scripted import AB_SCHEMA
+
 from reference_py import (
     BUILTIN_NAMES,
     ToolkitError,
@@ -18,7 +19,6 @@ from reference_py import (
     to_gemini,
     to_openai,
 )
-from scripted import AB_SCHEMA
 
 rule = pytest.mark.rule
 

@@ -8,7 +8,6 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
 from scripted import ARGS_BA, STYLES, assistant, fake_provider, final, results, turn, user
 

@@ -8,11 +8,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
+from scripted import AB_SCHEMA, ARGS_BA, STYLES, fake_provider, final, turn
 
 from harness.schemas import check
-from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
 from reference_py import Answer, InMemoryStore, Request, relay_tool
-from scripted import AB_SCHEMA, ARGS_BA, STYLES, fake_provider, final, turn
 
 rule = pytest.mark.rule
 
@@ -73,7 +73,7 @@ def observed() -> dict[tuple[str, str, bool], dict[str, Any]]:
 @rule("keys.run-result", "susp.request-keys", "relay.call-entry-keys")
 def test_run_results_validate(observed: dict[Any, dict[str, Any]]) -> None:
     statuses = set()
-    for key, seen in observed.items():
+    for seen in observed.values():
         for result in seen["results"]:
             check("run-result", result)
             statuses.add(result["status"])

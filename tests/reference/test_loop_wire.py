@@ -9,9 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
-
 from hostkit import PATHS, Log, drive, make_client, real_tool, toolkit
-from reference_py import ProviderError, ToolContext, ToolResult, create_client, define_tool
 from scripted import (
     AB_SCHEMA,
     API_KEY,
@@ -27,6 +25,8 @@ from scripted import (
     turn,
     user,
 )
+
+from reference_py import ProviderError, ToolContext, ToolResult, create_client, define_tool
 
 rule = pytest.mark.rule
 

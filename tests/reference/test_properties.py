@@ -8,11 +8,9 @@ import asyncio
 from typing import Any
 
 import pytest
+from hostkit import Log, make_client, real_tool, suspending_tool, toolkit
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-from hostkit import Log, make_client, real_tool, suspending_tool, toolkit
-from reference_py import Answer, Request, relay_tool
 from scripted import (
     AB_SCHEMA,
     STYLES,
@@ -24,6 +22,8 @@ from scripted import (
     turn,
     user,
 )
+
+from reference_py import Answer, Request, relay_tool
 
 rule = pytest.mark.rule
 KINDS = ("real", "relay", "susp")

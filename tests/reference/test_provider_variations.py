@@ -67,7 +67,7 @@ def test_index_gaps_and_interleaving_assemble_in_index_order(provider: FakeProvi
     session = provider.session([{"toolCalls": [call("c1"), call("c2", arguments='{"a": 1}')], "wire": wire}, {"text": "done"}], "openai")
     indexes = wire["toolCallIndexes"]
     asyncio.run(drive(client(session), "stream", "go", asyncio.run(toolkit(real_tool(Log(), "alpha", "ok")))))
-    by_index = [cid for _, cid in sorted(zip(indexes, ["c1", "c2"]))]
+    by_index = [cid for _, cid in sorted(zip(indexes, ["c1", "c2"], strict=True))]
     assert replayed_calls(session, 1) == by_index
 
 

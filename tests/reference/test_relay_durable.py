@@ -7,9 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
-from reference_py import relay_tool
 from scripted import (
     AB_SCHEMA,
     ARGS_BA,
@@ -23,6 +21,8 @@ from scripted import (
     turn,
     user,
 )
+
+from reference_py import relay_tool
 
 rule = pytest.mark.rule
 SIGNIN = {"id": "auth-1", "kind": "authorization", "prompt": "Sign in",

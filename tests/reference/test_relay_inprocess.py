@@ -7,9 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from hostkit import PATHS, Log, drive, make_client, real_tool, toolkit
-from reference_py import Answer, Request, relay_tool
 from scripted import (
     AB_SCHEMA,
     ARGS_BA,
@@ -25,6 +23,8 @@ from scripted import (
     turn,
     user,
 )
+
+from reference_py import Answer, Request, relay_tool
 
 rule = pytest.mark.rule
 LOOKUP_DESC = "Look it up on the client"

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from absent_scenarios import SCENARIOS, observe
+from scripted import AB_SCHEMA, declaration
 
 import reference_py
-from absent_scenarios import SCENARIOS, observe
 from reference_py import relay_tool
-from scripted import AB_SCHEMA, declaration
 
 rule = pytest.mark.rule
 HERE = Path(__file__).resolve().parent

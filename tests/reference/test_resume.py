@@ -9,9 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
-from reference_py import Answer, InMemoryStore, Request, ResumeError, relay_tool
 from scripted import (
     AB_SCHEMA,
     ARGS_BA,
@@ -28,6 +26,8 @@ from scripted import (
     turn,
     user,
 )
+
+from reference_py import Answer, InMemoryStore, Request, ResumeError, relay_tool
 
 rule = pytest.mark.rule
 DESC = "Look it up on the client"

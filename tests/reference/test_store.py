@@ -8,9 +8,7 @@ import json
 from typing import Any
 
 import pytest
-
 from hostkit import Log, make_client, real_tool, toolkit
-from reference_py import Answer, InMemoryStore, Request, ResumeError, relay_tool
 from scripted import (
     AB_SCHEMA,
     ARGS_BA,
@@ -25,6 +23,8 @@ from scripted import (
     turn,
     user,
 )
+
+from reference_py import Answer, InMemoryStore, Request, ResumeError, relay_tool
 
 rule = pytest.mark.rule
 

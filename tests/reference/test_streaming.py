@@ -8,10 +8,10 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from hostkit import Log, drive, make_client, real_tool, suspending_tool, toolkit
-from reference_py import Answer, Request, ToolContext, ToolResult, define_tool, relay_tool
 from scripted import AB_SCHEMA, ARGS_BA, STYLES, fake_provider, final, relay_request, turn
+
+from reference_py import Answer, Request, ToolContext, ToolResult, define_tool, relay_tool
 
 rule = pytest.mark.rule
 
@@ -174,18 +174,18 @@ SCENARIOS = {
 def test_stream_and_run_give_the_same_result(style: str, scenario: str) -> None:
     scripts, _ = SCENARIOS[scenario]
     observed: dict[str, Any] = {}
+
+    async def go(log: Log, path: str) -> Any:
+        kit = await toolkit(real_tool(log, "real1", "r1"),
+                            suspending_tool(log, "signin", "auth-1", "Sign in"),
+                            relay_tool("lookup", "d", AB_SCHEMA))
+        client = make_client(style, on_metric=log.on_metric)
+        return await drive(client, path, "go", kit)
+
     for path in ("run", "stream"):
         log = Log()
-
-        async def go() -> Any:
-            kit = await toolkit(real_tool(log, "real1", "r1"),
-                                suspending_tool(log, "signin", "auth-1", "Sign in"),
-                                relay_tool("lookup", "d", AB_SCHEMA))
-            client = make_client(style, on_metric=log.on_metric)
-            return await drive(client, path, "go", kit)
-
         with fake_provider(style, scripts) as llm:
-            outcome = asyncio.run(go())
+            outcome = asyncio.run(go(log, path))
             messages_sent = [b["messages"] for b in llm.bodies]
         observed[path] = (normalized(outcome.result), messages_sent,
                           sorted(log.tool_events(), key=repr))

@@ -7,11 +7,10 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
+from scripted import AB_SCHEMA, ARGS_BA, STYLES, assistant, body, declaration, fake_provider, final, results, turn, user
+
 from reference_py import Answer, Request, WireError, pending, pending_of
-from scripted import ARGS_BA, STYLES, assistant, body, declaration, fake_provider, final, \
-    results, turn, user, AB_SCHEMA
 
 rule = pytest.mark.rule
 
@@ -148,7 +147,7 @@ def test_waitfor_that_raises_aborts_the_run(style: str, path: str) -> None:
         return await drive(client, path, "go", await toolkit(signin(Log())))
 
     with fake_provider(style, [ONE_CALL, final()]) as llm:
-        with pytest.raises(Exception):
+        with pytest.raises(RuntimeError, match="host exploded"):
             asyncio.run(go())
     assert llm.call_count == 1, "no further provider turn after the host failed"
 

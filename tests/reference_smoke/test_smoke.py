@@ -29,6 +29,7 @@ from reference_py import (
     relay_tool,
 )
 
+
 def synchronous(test):  # noqa: ANN001, ANN201 - pytest has no async plugin here
     @functools.wraps(test)
     def run() -> None:
