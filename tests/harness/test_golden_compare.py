@@ -10,7 +10,16 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from advisory_cases import CASES, MSGS, USE, Case, max_turns, not_reexecuted, pending_event, resumed
+from advisory_cases import (
+    CASES,
+    MSGS,
+    USE,
+    Case,
+    max_turns,
+    not_reexecuted,
+    pending_event,
+    resumed,
+)
 
 from harness.compare import compare, halted_call
 from harness.normtable import Row, default_table
