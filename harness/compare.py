@@ -305,6 +305,8 @@ def _forgives(row: Row, want: Any, got: Any) -> bool:
         return {_kind(want), _kind(got)} <= {"null", "empty"}
     if kind == "absent-or-empty":
         return {_kind(want), _kind(got)} <= {"absent", "empty"}
+    if kind == "absent-or-null":
+        return {_kind(want), _kind(got)} <= {"absent", "null"}
     if kind == "same-json":
         return isinstance(want, str) and isinstance(got, str) and _same_json(want, got)
     if kind == "both-match":

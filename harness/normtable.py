@@ -22,7 +22,7 @@ from .paths import fixtures_dir
 
 REWRITE_KINDS = ("generated-id", "relay-prompt", "builtin-declaration")
 ADVISORY_KINDS = (
-    "null-or-empty", "absent-or-empty", "same-json", "both-match", "any", "dropped", "added",
+    "null-or-empty", "absent-or-empty", "absent-or-null", "same-json", "both-match", "any", "dropped", "added",
     "extra-items", "missing-items", "reordered",
 )
 LIST_KINDS = ("extra-items", "missing-items")  # forgive unpaired items

@@ -278,8 +278,13 @@ VARIATION_CASES = [
          lambda: body(role="assistant", tool_calls=[]),
          lambda: body(role="assistant", content="", tool_calls=[]),
          (lambda: body(role="assistant", content="text", tool_calls=[]),  # text is not "no text"
-          lambda: body(role="assistant", content=None, tool_calls=[]),  # null vs absent: not this row
           lambda: body(role="user", content=""))),
+    Case("loop.assistant-content-null:absent-or-null:openai:content", "openai",
+         lambda: body(role="assistant", tool_calls=[]),
+         lambda: body(role="assistant", content=None, tool_calls=[]),
+         (lambda: body(role="assistant", content="text", tool_calls=[]),
+          lambda: body(role="assistant", content=None, tool_calls=[CALL_A]),  # the calls still compared
+          lambda: body(role="user", content=None))),
     Case("loop.sse-openai-delta-order:reordered:openai:tool_calls", "openai",
          lambda: body(role="assistant", content=None, tool_calls=[CALL_A, CALL_B]),
          lambda: body(role="assistant", content=None, tool_calls=[CALL_B, CALL_A]),
