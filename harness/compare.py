@@ -6,7 +6,10 @@ difference of the kind the row describes is recorded as a spec gap under the row
 the walk moves on; every other difference fails. List rows (``extra-items``,
 ``missing-items``) first pair the items of both lists by equivalence — the same walk, so a
 difference another row forgives inside an item still pairs it — and forgive only unpaired
-items their ``items`` condition allows. Rows therefore compose: one forgiven field neither
+items their ``items`` condition allows. An order row (``reordered``) pairs the items of two
+lists of one length by equivalence and forgives only that items its ``items`` condition allows
+changed places within one run of such items in the golden (every other item stays put); the
+paired items are still compared. Rows therefore compose: one forgiven field neither
 hides nor exposes another.
 
 Rows may name variables the comparison binds from the golden: ``$haltedCall`` and
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .normalize import canonical
-from .normtable import LIST_KINDS, Row, Table, default_table
+from .normtable import LIST_KINDS, ORDER_KINDS, Row, Table, default_table
 
 MAX_LISTED = 12
 _ABSENT: Any = object()
@@ -139,13 +142,16 @@ class _Walker:
         reaching = [r for r in self.rows if name in r.fields
                     and r.holds_at(path, want, self.bound) and r.holds_at(path, got, self.bound)]
         for row in reaching:
-            if row.kind not in LIST_KINDS and _forgives(row, w, g):
+            if row.kind not in LIST_KINDS + ORDER_KINDS and _forgives(row, w, g):
                 out.gaps.setdefault(row.rule, []).append(Difference(render_path(here), _plain(w), _plain(g)))
                 return
         if not (isinstance(w, list) and isinstance(g, list)):
             self.walk(w, g, here, out)
             return
         unordered = any(name in r.fields and r.holds_at(path, want, self.bound) for r in self.unordered)
+        orders = [r for r in reaching if r.kind in ORDER_KINDS]
+        if orders and not unordered and self._reordered(orders, w, g, here, out):
+            return
         lists = [r for r in reaching if r.kind in LIST_KINDS]
         if not unordered and not lists:
             self._by_index(w, g, here, out)
@@ -162,6 +168,31 @@ class _Walker:
             self._record(out, forgiving, Difference(render_path((*here, str(i))), w[i], _plain(_ABSENT)))
         for j in left_g:
             self._record(out, forgiving, Difference(render_path((*here, str(j))), _plain(_ABSENT), g[j]))
+
+    def _reordered(self, rows: list[Row], want: list[Any], got: list[Any], path: tuple[str, ...], out: Comparison) -> bool:
+        """Compare ``want`` and ``got`` as a permutation one of ``rows`` allows: same length,
+        paired by equivalence, every moved item allowed by a row and kept inside its run of
+        allowed items. False (nothing recorded) when that does not hold."""
+        if len(want) != len(got):
+            return False
+        pairs = self._align(want, got, path, unordered=True)
+        moved = [(i, j) for i, j in pairs if i != j]
+        if not moved:
+            return False
+        runs = {id(row): _runs(row, want, self.bound) for row in rows}
+        justified: Row | None = None
+        for i, j in moved:
+            row = next((r for r in rows if runs[id(r)][i] is not None and runs[id(r)][i] == runs[id(r)][j]
+                        and _allows(r, got[j], self.bound)), None)
+            if row is None:
+                return False
+            justified = justified or row
+        assert justified is not None
+        for i, j in pairs:
+            self.walk(want[i], got[j], (*path, str(i)), out)
+        order = [i for i, _ in sorted(pairs, key=lambda pair: pair[1])]
+        out.gaps.setdefault(justified.rule, []).append(Difference(render_path(path), list(range(len(want))), order))
+        return True
 
     @staticmethod
     def _record(out: Comparison, row: Row | None, difference: Difference) -> None:
@@ -238,6 +269,24 @@ class _Walker:
         return sorted((j, i) if swap else (i, j) for i, j in pairs)
 
 
+def _runs(row: Row, items: list[Any], bound: dict[str, str]) -> list[int | None]:
+    """For each item, the number of the maximal run of consecutive items ``row`` allows that
+    holds it (None: the item is not allowed to move)."""
+    runs: list[int | None] = []
+    number, inside = 0, False
+    for item in items:
+        allowed = _allows(row, item, bound)
+        if allowed and not inside:
+            number += 1
+        inside = allowed
+        runs.append(number if allowed else None)
+    return runs
+
+
+def _allows(row: Row, item: Any, bound: dict[str, str]) -> bool:
+    return not row.items.conditions or row.items.holds(item, bound)
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is _ABSENT or b is _ABSENT:
         return a is b
@@ -250,10 +299,14 @@ def _forgives(row: Row, want: Any, got: Any) -> bool:
         return True
     if kind == "dropped":
         return want is not _ABSENT and got is _ABSENT
+    if kind == "added":
+        return want is _ABSENT and got is not _ABSENT
     if kind == "null-or-empty":
         return {_kind(want), _kind(got)} <= {"null", "empty"}
     if kind == "absent-or-empty":
         return {_kind(want), _kind(got)} <= {"absent", "empty"}
+    if kind == "absent-or-null":
+        return {_kind(want), _kind(got)} <= {"absent", "null"}
     if kind == "same-json":
         return isinstance(want, str) and isinstance(got, str) and _same_json(want, got)
     if kind == "both-match":

@@ -22,9 +22,11 @@ from .paths import fixtures_dir
 
 REWRITE_KINDS = ("generated-id", "relay-prompt", "builtin-declaration")
 ADVISORY_KINDS = (
-    "null-or-empty", "absent-or-empty", "same-json", "both-match", "any", "dropped", "extra-items", "missing-items"
+    "null-or-empty", "absent-or-empty", "absent-or-null", "same-json", "both-match", "any", "dropped", "added",
+    "extra-items", "missing-items", "reordered",
 )
-LIST_KINDS = ("extra-items", "missing-items")
+LIST_KINDS = ("extra-items", "missing-items")  # forgive unpaired items
+ORDER_KINDS = ("reordered",)  # forgive where paired items stand, never what they hold
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -70,7 +72,7 @@ class Row:
     style: str | None = None
     only_when_cited: bool = False
     match: re.Pattern[str] | None = None  # rewrite: values it claims; both-match: the wording
-    items: Where = Where()  # list kinds: which items may be extra / missing
+    items: Where = Where()  # list kinds: which items may be extra / missing / moved
     max_items: int | None = None
     why: str = ""
 

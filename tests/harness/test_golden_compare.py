@@ -5,13 +5,21 @@ still fails. Rows compose: a forgiven field neither hides nor exposes another.""
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import Counter
 from typing import Any
 
 import pytest
+from advisory_cases import (
+    CASES,
+    MSGS,
+    USE,
+    Case,
+    max_turns,
+    not_reexecuted,
+    pending_event,
+    resumed,
+)
 
 from harness.compare import compare, halted_call
 from harness.normtable import Row, default_table
@@ -48,160 +56,20 @@ def test_many_differences_are_capped_in_the_rendering() -> None:
 
 # --- every advisory row, both ways --------------------------------------------------------
 
-HALT_PROMPT = "Sign in to the calendar"
-
-
-def resumed(style: str, content: Any, is_error: bool = False, *, extra: dict[str, Any] | None = None,
-            other: Any = "12:00") -> dict[str, Any]:
-    """A two-phase run halted on the non-relay call call_a1 (read_calendar) beside call_t1;
-    phase 1's request carries both results."""
-    if style == "openai":
-        assistant = {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_a1", "type": "function", "function": {"name": "read_calendar", "arguments": "{}"}},
-            {"id": "call_t1", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]}
-        halted = [assistant, {"role": "tool", "tool_call_id": "call_a1", "content": HALT_PROMPT}]
-        after = [assistant, {"role": "tool", "tool_call_id": "call_a1", "content": content},
-                 {"role": "tool", "tool_call_id": "call_t1", "content": other}]
-    else:
-        assistant = {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "call_a1", "name": "read_calendar", "input": {}},
-            {"type": "tool_use", "id": "call_t1", "name": "get_time", "input": {}}]}
-        halted = [assistant, {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_a1", "content": HALT_PROMPT, "is_error": True}]}]
-        after = [assistant, {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_a1", "content": content, "is_error": is_error},
-            {"type": "tool_result", "tool_use_id": "call_t1", "content": other, "is_error": False}]}]
-    phase1 = {"requests": [{"model": "m", "messages": after}],
-              "executions": [{"tool": "read_calendar", "callId": "call_a1", "args": {}, "answered": True}],
-              "toolEvents": [{"event": "tool", "tool": "read_calendar", "source": "native", "isError": False}],
-              "hooks": [{"hook": "beforeTool", "tool": "read_calendar", "args": {}},
-                        {"hook": "afterTool", "tool": "read_calendar", "args": {},
-                         "result": {"output": "09:00", "isError": False}}]}
-    phase1.update(extra or {})
-    pending = {"id": "auth-1", "kind": "authorization", "prompt": HALT_PROMPT}
-    return {"phases": [{"result": {"status": "pending", "pending": pending, "messages": halted}}, phase1]}
-
-
-def not_reexecuted(tree: dict[str, Any]) -> dict[str, Any]:
-    tree = copy.deepcopy(tree)
-    for key in ("executions", "toolEvents", "hooks"):
-        tree["phases"][1][key] = []
-    return tree
-
-
-def pending_event(call_id: str, arguments: str) -> dict[str, Any]:
-    return {"type": "pending", "request": {"id": "r", "kind": "tool_call", "prompt": "p", "data": {"calls": [
-        {"id": call_id, "name": "lookup_weather", "input": {"city": "Oslo"}, "arguments": arguments}]}}}
-
-
-def body(**message: Any) -> dict[str, Any]:
-    return {"phases": [{"requests": [{"messages": [message]}]}]}
-
-
-def filler(style: str, text: str) -> dict[str, Any]:
-    if style == "openai":
-        return body(role="tool", tool_call_id="c1", content=text)
-    return body(role="user", content=[{"type": "tool_result", "tool_use_id": "c1", "content": text, "is_error": True}])
-
-
-def max_turns(status: str, limit: str | None, text: str, messages: list[Any]) -> dict[str, Any]:
-    result = {"status": status, "text": text, "messages": messages, **({"limit": limit} if limit else {})}
-    return {"phases": [{"result": result, "events": [{"type": "done", "result": copy.deepcopy(result)}]}]}
-
-
-THINKING = {"type": "thinking", "thinking": "hmm", "signature": "s"}
-USE = {"type": "tool_use", "id": "c1", "name": "x", "input": {}}
-MSGS = [{"role": "user", "content": "hi"}]
-
-
-@dataclass(frozen=True)
-class Case:
-    """One advisory row: the golden, a port it forgives, ports with a neighbouring real difference."""
-
-    key: str  # rule:when:style:fields
-    style: str
-    golden: Callable[[], Any]
-    forgiven: Callable[[], Any]
-    real: tuple[Callable[[], Any], ...]
-    cited: frozenset[str] = frozenset()
-
-
-CASES = [
-    Case("loop.assistant-content-null:null-or-empty:openai:content", "openai",
-         lambda: body(role="assistant", content=None, tool_calls=[]),
-         lambda: body(role="assistant", content="", tool_calls=[]),
-         (lambda: body(role="assistant", content="thinking", tool_calls=[]),  # text is not "no text"
-          lambda: body(role="user", content=None),  # only assistant turns
-          )),
-    Case("loop.anthropic-system-empty:absent-or-empty:anthropic:system", "anthropic",
-         lambda: {"phases": [{"requests": [{"model": "m"}]}]},
-         lambda: {"phases": [{"requests": [{"model": "m", "system": ""}]}]},
-         (lambda: {"phases": [{"requests": [{"model": "m", "system": "be brief"}]}]},
-          lambda: {"phases": [{"requests": [{"model": "n", "system": ""}]}]})),
-    Case("relay.arguments-anthropic-format:same-json:anthropic:arguments", "anthropic",
-         lambda: {"phases": [{"pendingEvents": [pending_event("c1", '{"a":1,"b":2}')]}]},
-         lambda: {"phases": [{"pendingEvents": [pending_event("c1", '{"b": 2, "a": 1}')]}]},
-         (lambda: {"phases": [{"pendingEvents": [pending_event("c1", '{"a":2,"b":2}')]}]},
-          lambda: {"phases": [{"pendingEvents": [pending_event("c2", '{"b": 2, "a": 1}')]}]})),
-    Case("resume.missing-result-text:both-match:openai:content", "openai",
-         lambda: filler("openai", "no result supplied on resume for lookup"),
-         lambda: filler("openai", "no result supplied on resume for call_1"),
-         (lambda: filler("openai", "42"),)),
-    Case("resume.missing-result-text:both-match:anthropic:content", "anthropic",
-         lambda: filler("anthropic", "no result supplied on resume for lookup"),
-         lambda: filler("anthropic", "no result supplied on resume for call_1"),
-         (lambda: filler("anthropic", "42"),)),
-    Case("resume.non-relay-reexecutes:any:openai:content", "openai",
-         lambda: resumed("openai", "09:00"),
-         lambda: resumed("openai", "no result supplied on resume for call_a1"),
-         (lambda: resumed("openai", "09:00", other="13:00"),  # another call's result
-          lambda: resumed("openai", "09:00", extra={"requests": [{"model": "other", "messages": []}]}))),
-    Case("resume.non-relay-reexecutes:any:anthropic:content,is_error", "anthropic",
-         lambda: resumed("anthropic", "09:00"),
-         lambda: resumed("anthropic", "no result supplied on resume for call_a1", True),
-         (lambda: resumed("anthropic", "09:00", other="13:00"),)),
-    Case("resume.non-relay-reexecutes:missing-items::executions", "openai",
-         lambda: resumed("openai", "09:00"),
-         lambda: resumed("openai", "09:00", extra={"executions": []}),
-         (lambda: resumed("openai", "09:00", extra={"executions": [
-             {"tool": "read_calendar", "callId": "call_a1", "args": {"x": 1}, "answered": True}]}),)),
-    Case("resume.non-relay-reexecutes:missing-items::toolEvents", "openai",
-         lambda: resumed("openai", "09:00"),
-         lambda: resumed("openai", "09:00", extra={"toolEvents": []}),
-         (lambda: resumed("openai", "09:00", extra={"toolEvents": [
-             {"event": "tool", "tool": "read_calendar", "source": "native", "isError": True}]}),)),
-    Case("resume.non-relay-reexecutes:missing-items::hooks", "openai",
-         lambda: resumed("openai", "09:00"),
-         lambda: resumed("openai", "09:00", extra={"hooks": []}),
-         (lambda: resumed("openai", "09:00", extra={"hooks": [{"hook": "beforeTool", "tool": "read_calendar",
-                                                                 "args": {"rewritten": True}}]}),)),
-    Case("loop.max-turns-exhaustion:any::status,limit,text", "openai",
-         lambda: max_turns("done", None, "last words", MSGS),
-         lambda: max_turns("incomplete", "maxTurns", "", MSGS),
-         (lambda: max_turns("done", None, "last words", [{"role": "user", "content": "bye"}]),),
-         frozenset({"loop.max-turns-exhaustion"})),
-    Case("stream.pending-on-halt:extra-items::pendingEvents", "openai",
-         lambda: {"phases": [{"pendingEvents": [pending_event("c1", "{}")]}]},
-         lambda: {"phases": [{"pendingEvents": [pending_event("c1", "{}"), pending_event("c2", "{}")]}]},
-         (lambda: {"phases": [{"pendingEvents": [pending_event("c2", "{}")]}]},
-          lambda: {"phases": [{"pendingEvents": []}]})),
-    Case("loop.assistant-extra-keys:dropped:openai:refusal,annotations", "openai",
-         lambda: body(role="assistant", content="hi", refusal=None, annotations=[]),
-         lambda: body(role="assistant", content="hi"),
-         (lambda: body(role="assistant", content="hi", refusal="no", annotations=[]),),
-         frozenset({"loop.assistant-extra-keys"})),
-    Case("loop.assistant-extra-keys:missing-items:anthropic:content", "anthropic",
-         lambda: body(role="assistant", content=[THINKING, USE]),
-         lambda: body(role="assistant", content=[USE]),
-         (lambda: body(role="assistant", content=[THINKING]),  # a dropped tool_use is not forgiven
-          lambda: body(role="assistant", content=[{**USE, "id": "c2"}]),
-          lambda: body(role="assistant", content=[USE, THINKING, THINKING])),
-         frozenset({"loop.assistant-extra-keys"})),
-]
+def _base_key(row: Row) -> str:
+    return f"{row.rule}:{row.kind}:{row.style or ''}:{','.join(row.fields)}"
 
 
 def row_key(row: Row) -> str:
-    return f"{row.rule}:{row.kind}:{row.style or ''}:{','.join(row.fields)}"
+    """The case key of a row: rule, kind, style and fields, with the path (and the items
+    condition) when another row shares that much, so every row has a case of its own."""
+    rows = default_table().advisory
+    if Counter(_base_key(r) for r in rows)[_base_key(row)] == 1:
+        return _base_key(row)
+    key = f"{_base_key(row)}@{'.'.join(row.path)}"
+    if sum(f"{_base_key(r)}@{'.'.join(r.path)}" == key for r in rows) > 1:
+        key += "".join(f"[{k}={v}]" for k, v in row.items.conditions)
+    return key
 
 
 def rule_of(case: Case) -> str:
@@ -310,14 +178,31 @@ def test_every_row_names_an_existing_rule_and_a_plain_field_scope(row: Row) -> N
         assert row.where.conditions, f"{row.name}: a path ending in '**' reaches any object; 'where' must say which"
 
 
-STRUCTURE = {"phases", "requests", "messages", "result", "events", "saves", "waitFor", "pendingEvents"}
+STRUCTURE = {"phases", "requests", "messages", "result", "events", "saves", "waitFor", "pendingEvents", "http"}
 
 
 @pytest.mark.parametrize("row", default_table().advisory, ids=lambda r: r.name)
 def test_no_row_forgives_a_whole_phase_message_or_result(row: Row) -> None:
-    assert not set(row.fields) & (STRUCTURE - {"pendingEvents"}), row.name
-    if row.kind in {"extra-items", "missing-items"}:
-        assert row.items.conditions, f"{row.name}: a list row says which items it may forgive"
+    """A row reaching a structural key forgives no content there: it may let items change
+    places (reordered); in scenarios citing its rule only, it may let a port add items its
+    items condition allows, or a whole key where the golden has none (added: nothing to
+    compare with). A missing or changed request, message, event or result is never forgiven."""
+    if row.kind in {"extra-items", "missing-items", "reordered"}:
+        assert row.items.conditions or row.kind == "reordered", f"{row.name}: a list row says which items it may forgive"
+    reached = set(row.fields) & (STRUCTURE - {"pendingEvents"})
+    if not reached or row.kind == "reordered":
+        return
+    assert row.kind in {"extra-items", "added"}, f"{row.name}: {row.kind} may not reach {sorted(reached)}"
+    assert row.only_when_cited, f"{row.name}: a row adding {sorted(reached)} applies only where its rule is cited"
+
+
+def test_a_missing_result_is_never_forgiven() -> None:
+    golden = {"phases": [{"entry": "run"}, {"entry": "runWithAnswer", "result": {"status": "done"}}]}
+    port = {"phases": [{"entry": "run"}, {"entry": "runWithAnswer", "error": {"kind": "resume"}}]}
+    cited = frozenset(r.rule for r in default_table().advisory)
+    for style in ("openai", "anthropic"):
+        paths = {d.path for d in compare(golden, port, style=style, cited=cited).failures}
+        assert paths == {"$.phases[1].result", "$.phases[1].error"}
 
 
 def _values_at(node: Any, row: Row, path: tuple[str, ...] = ()) -> Any:

@@ -113,3 +113,97 @@ def test_real_golden_tool_loop_with_a_dropped_tool_use_and_result_pair_fails() -
     result = compare(golden, port, style="anthropic", cited=_scenario_rules("loop-tool-loop"))
     assert any(d.path.startswith("$.phases[0].result.messages[3].content") for d in result.failures)
     assert any(d.path.startswith("$.phases[0].result.messages[4].content") for d in result.failures)
+
+
+# --- h6's variation gaps, as golang answers them, on the real goldens ------------------------
+
+def _first_seen_order(node: Any) -> None:
+    """Rewrite a transcript tree as a port keeping first-seen delta order would: each
+    assistant turn's calls, the tool messages answering it, and runs of tool_call /
+    tool_result events, reversed."""
+    if isinstance(node, dict):
+        if node.get("role") == "assistant" and isinstance(node.get("tool_calls"), list):
+            node["tool_calls"].reverse()
+        for key, value in node.items():
+            if key in ("messages", "events") and isinstance(value, list):
+                node[key] = _reverse_runs(value, "role" if key == "messages" else "type")
+            _first_seen_order(node[key])
+    elif isinstance(node, list):
+        for item in node:
+            _first_seen_order(item)
+
+
+def _reverse_runs(items: list[Any], key: str) -> list[Any]:
+    out: list[Any] = []
+    run: list[Any] = []
+    for item in [*items, None]:
+        kind = item.get(key) if isinstance(item, dict) else None
+        if run and (kind != run[0].get(key) or kind not in ("tool", "tool_call", "tool_result")):
+            out.extend(reversed(run))
+            run = []
+        if kind in ("tool", "tool_call", "tool_result"):
+            run.append(item)
+        elif item is not None:
+            out.append(item)
+    return out
+
+
+def test_real_golden_first_seen_delta_order_is_a_gap_and_a_changed_result_still_fails() -> None:
+    scenario = "loop-sse-openai-reversed-deltas"
+    golden = _golden(scenario, "openai-stream")
+    port = copy.deepcopy(golden)
+    _first_seen_order(port)
+    assert port["phases"][0]["result"] != golden["phases"][0]["result"]
+    result = compare(golden, port, style="openai", cited=_scenario_rules(scenario))
+    assert not result.failures, result.render_failures()
+    assert set(result.gaps) == {"loop.sse-openai-delta-order"}
+    port["phases"][0]["result"]["messages"][2]["content"] = "a wrong result"
+    result = compare(golden, port, style="openai", cited=_scenario_rules(scenario))
+    assert [d.path for d in result.failures] == ["$.phases[0].result.messages[3].content"]
+
+
+def _served_anyway(golden: dict[str, Any]) -> dict[str, Any]:
+    """loop-max-turns-zero as golang runs it: one request, a final answer, done."""
+    port = copy.deepcopy(golden)
+    phase = port["phases"][0]
+    answer = {"role": "assistant", "content": "Served only to a port that reads maxTurns 0 as a default."}
+    phase["requests"] = [{"model": "conformance-model", "messages": copy.deepcopy(phase["result"]["messages"])}]
+    phase["http"] = [{"path": "/v1/chat/completions", "headers": {"content-type": "application/json"}}]
+    outcome = {"status": "done", "text": answer["content"], "messages": [*phase["result"]["messages"], answer]}
+    phase["result"] = outcome
+    phase["events"] = [{"type": "text", "delta": answer["content"]},
+                       {"type": "usage", "usage": {"promptTokens": 5, "completionTokens": 5, "totalTokens": 10}},
+                       {"type": "done", "result": copy.deepcopy(outcome)}]
+    return port
+
+
+def test_real_golden_max_turns_zero_served_is_a_gap_and_a_changed_prompt_still_fails() -> None:
+    scenario = "loop-max-turns-zero"
+    golden = _golden(scenario, "openai-stream")
+    port = _served_anyway(golden)
+    result = compare(golden, port, style="openai", cited=_scenario_rules(scenario))
+    assert not result.failures, result.render_failures()
+    assert set(result.gaps) == {"loop.max-turns-zero"}
+    port["phases"][0]["result"]["messages"][0]["content"] = "another prompt"
+    result = compare(golden, port, style="openai", cited=_scenario_rules(scenario))
+    assert [d.path for d in result.failures] == ["$.phases[0].result.messages[0].content"]
+    assert compare(golden, _served_anyway(golden), style="openai").failures, "uncited: not forgiven"
+
+
+def test_real_golden_not_halted_resume_that_continues_is_a_gap_and_the_first_phase_stays_normative() -> None:
+    scenario = "resume-not-halted-completed"
+    golden = _golden(scenario, "openai-ask")
+    port = copy.deepcopy(golden)
+    resumed_phase = port["phases"][1]
+    del resumed_phase["error"]
+    resumed_phase["result"] = copy.deepcopy(golden["phases"][0]["result"])
+    resumed_phase["requests"] = copy.deepcopy(golden["phases"][0]["requests"][-1:])
+    resumed_phase["http"] = copy.deepcopy(golden["phases"][0]["http"][-1:])
+    resumed_phase["saves"] = [{"id": resumed_phase["gets"][0], "messages": []}]
+    result = compare(golden, port, style="openai", cited=_scenario_rules(scenario))
+    assert not result.failures, result.render_failures()
+    assert set(result.gaps) == {"resume.not-halted-transcript"}
+    port["phases"][0]["requests"][0]["model"] = "another-model"
+    resumed_phase["gets"] = []
+    result = compare(golden, port, style="openai", cited=_scenario_rules(scenario))
+    assert {d.path for d in result.failures} == {"$.phases[0].requests[0].model", "$.phases[1].gets[0]"}
