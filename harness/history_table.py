@@ -124,7 +124,8 @@ def render(port: str, results: list[ReleaseResult], rules: list[dict[str, Any]],
 def _release_row(r: ReleaseResult, states: dict[str, str]) -> str:
     if r.status != "ok" or r.summary is None:
         note = r.note.replace("|", "\\|")
-        return f"| {r.release} | **{r.status}**: {note} | {r.library or '—'} | — | — |"
+        known = r.library if r.library and "?" not in r.library else "—"  # "? ?": no handshake got that far
+        return f"| {r.release} | **{r.status}**: {note} | {known} | — | — |"
     s = r.summary
     caps = ", ".join(r.capabilities) or "—"
     untestable = f"{len(s.untestable)}"
