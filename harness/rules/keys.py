@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..facts import Facts
 from ..runner import RunRecord
 from ..schemas import validate
 from . import NotApplicable, check
@@ -18,7 +19,7 @@ def _violations(schema: str, instance: Any, where: str) -> Iterator[str]:
 
 
 @check("keys.run-result")
-def run_result(record: RunRecord) -> Iterator[str]:
+def run_result(record: RunRecord, facts: Facts) -> Iterator[str]:
     results = [(p, phase.result) for p, phase in enumerate(record.phases) if phase.result is not None]
     if not results:
         raise NotApplicable("no RunResult")
@@ -27,8 +28,8 @@ def run_result(record: RunRecord) -> Iterator[str]:
 
 
 @check("keys.transcript")
-def transcript(record: RunRecord) -> Iterator[str]:
-    schema = f"{record.variant.style}-message"
+def transcript(record: RunRecord, facts: Facts) -> Iterator[str]:
+    schema = f"{facts.style}-message"
     seen = False
     for p, phase in enumerate(record.phases):
         copies = [("messages", (phase.result or {}).get("messages"))]
@@ -44,7 +45,7 @@ def transcript(record: RunRecord) -> Iterator[str]:
 
 
 @check("keys.tool-event")
-def tool_event(record: RunRecord) -> Iterator[str]:
+def tool_event(record: RunRecord, facts: Facts) -> Iterator[str]:
     events = [(p, i, m) for p, phase in enumerate(record.phases) for i, m in enumerate(phase.metrics) if m.get("event") == "tool"]
     if not events:
         raise NotApplicable("no tool events")
@@ -53,7 +54,7 @@ def tool_event(record: RunRecord) -> Iterator[str]:
 
 
 @check("keys.stream-events")
-def stream_events(record: RunRecord) -> Iterator[str]:
+def stream_events(record: RunRecord, facts: Facts) -> Iterator[str]:
     streamed = [(p, phase) for p, phase in enumerate(record.phases) if phase.entry == "stream"]
     if not streamed:
         raise NotApplicable("not a streaming variant")
