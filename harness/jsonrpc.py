@@ -14,6 +14,7 @@ from enum import IntEnum
 from typing import Any, Union
 
 from .errors import ProtocolError
+from .json_types import json_type_name
 
 JSONRPC_VERSION = "2.0"
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -166,7 +167,7 @@ def parse_message(line: bytes) -> Message:
     except (json.JSONDecodeError, ValueError) as exc:
         raise fail(f"line is not JSON ({exc})") from None
     if not isinstance(obj, dict):
-        raise fail(f"message is a JSON {_json_type(obj)}, not an object")
+        raise fail(f"message is a JSON {json_type_name(obj)}, not an object")
     if "jsonrpc" not in obj:
         raise fail('message lacks "jsonrpc": "2.0"')
     if obj["jsonrpc"] != JSONRPC_VERSION:
@@ -190,10 +191,10 @@ def _message_from_object(obj: dict[str, Any]) -> Message:
         _no_extra_keys(obj, _REQUEST_KEYS, "request")
         method = obj["method"]
         if not isinstance(method, str) or not method:
-            raise _ShapeError(f'"method" must be a non-empty string, got {_json_type(method)}')
+            raise _ShapeError(f'"method" must be a non-empty string, got {json_type_name(method)}')
         params = obj.get("params")
         if "params" in obj and not isinstance(params, (dict, list)):
-            raise _ShapeError(f'"params" must be an object or array, got {_json_type(params)}')
+            raise _ShapeError(f'"params" must be an object or array, got {json_type_name(params)}')
         if "id" not in obj:
             return Notification(method, params)
         return Request(_checked_id(obj["id"], allow_null=False), method, params)
@@ -214,13 +215,13 @@ def _message_from_object(obj: dict[str, Any]) -> Message:
 
 def _error_object(raw: Any) -> ErrorObject:
     if not isinstance(raw, dict):
-        raise _ShapeError(f'"error" must be an object, got {_json_type(raw)}')
+        raise _ShapeError(f'"error" must be an object, got {json_type_name(raw)}')
     _no_extra_keys(raw, frozenset({"code", "message", "data"}), "error object")
     code, message = raw.get("code"), raw.get("message")
     if isinstance(code, bool) or not isinstance(code, int):
-        raise _ShapeError(f'"error.code" must be an integer, got {_json_type(code)}')
+        raise _ShapeError(f'"error.code" must be an integer, got {json_type_name(code)}')
     if not isinstance(message, str):
-        raise _ShapeError(f'"error.message" must be a string, got {_json_type(message)}')
+        raise _ShapeError(f'"error.message" must be a string, got {json_type_name(message)}')
     return ErrorObject(code, message, raw.get("data"))
 
 
@@ -228,7 +229,7 @@ def _checked_id(value: Any, *, allow_null: bool) -> Id | None:
     if value is None and allow_null:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _ShapeError(f'"id" must be an integer or a string, got {_json_type(value)}')
+        raise _ShapeError(f'"id" must be an integer or a string, got {json_type_name(value)}')
     return value
 
 
@@ -250,16 +251,3 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"

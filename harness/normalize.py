@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .declarations import declared_name
 from .paths import fixtures_dir
 
 PLACEHOLDER = {"generated-id": "<generated-id:{n}>", "relay-prompt": "<relay-prompt:{n}>"}
@@ -79,7 +80,7 @@ def normalize(tree: Any, table: Table | None = None) -> Any:
 def _reduce_builtins(node: Any, path: tuple[str, ...], rows: list[Rewrite]) -> Any:
     """A builtin's declaration becomes ``{"builtin": name}`` where a row says so."""
     if isinstance(node, dict):
-        name = (node.get("function") or {}).get("name") if isinstance(node.get("function"), dict) else node.get("name")
+        name = declared_name(node)
         for row in rows:
             if isinstance(name, str) and _path_matches(row.path, path) and row.match.search(name):
                 return {"builtin": name}
