@@ -37,13 +37,20 @@ def _schemas(facts: Facts) -> dict[str, Any]:
 
 
 def _request_tools(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
-    """The variant's request bodies carry exactly the declarations describe returned."""
+    """The variant's request bodies carry the declarations describe returned, each as
+    describe wrote it (their order is decl.order's to judge)."""
     if facts.style != style:
         return
+    described = {declared_name(d, style): d for d in (record.declarations or {}).get(style) or []}
     for p, phase in enumerate(record.phases, start=1):
         for i, body in enumerate(phase.requests, start=1):
-            if "tools" in body and body["tools"] != (record.declarations or {}).get(style):
-                yield f"phase {p} request {i}: tools differ from the {style} declarations toolkit.describe returned"
+            if not isinstance(body.get("tools"), list):
+                continue
+            sent = {declared_name(d, style): d for d in body["tools"]}
+            for name in sorted(set(sent) | set(described), key=str):
+                if sent.get(name) != described.get(name):
+                    yield (f"phase {p} request {i}: the {style} declaration of {name!r} is {sent.get(name, '<absent>')!r}, "
+                           f"toolkit.describe returned {described.get(name, '<absent>')!r}")
 
 
 @check("decl.openai-shape")

@@ -13,9 +13,17 @@ from ..schemas import validate
 from . import NotApplicable, check
 
 
-def _violations(schema: str, instance: Any, where: str) -> Iterator[str]:
+def _violations(schema: str, instance: Any, where: str, *, owned_elsewhere: tuple[str, ...] = ()) -> Iterator[str]:
+    """Schema violations of ``instance``, minus those under a path another rule judges."""
     for v in validate(schema, instance):
+        if any(v.json_path == path or v.json_path.startswith((path + ".", path + "[")) for path in owned_elsewhere):
+            continue
         yield f"{where}{v.json_path[1:]}: {v.message}"
+
+
+# The transcript's keys are keys.transcript's, a Request's keys are susp.request-keys'.
+RESULT_OWNED_ELSEWHERE = ("$.messages", "$.pending")
+EVENT_OWNED_ELSEWHERE = ("$.result.messages", "$.result.pending", "$.request")
 
 
 @check("keys.run-result")
@@ -24,7 +32,7 @@ def run_result(record: RunRecord, facts: Facts) -> Iterator[str]:
     if not results:
         raise NotApplicable("no RunResult")
     for p, result in results:
-        yield from _violations("run-result", result, f"phase {p + 1} RunResult")
+        yield from _violations("run-result", result, f"phase {p + 1} RunResult", owned_elsewhere=RESULT_OWNED_ELSEWHERE)
 
 
 @check("keys.transcript")
@@ -60,4 +68,4 @@ def stream_events(record: RunRecord, facts: Facts) -> Iterator[str]:
         raise NotApplicable("not a streaming variant")
     for p, phase in streamed:
         for i, event in enumerate(phase.events):
-            yield from _violations("stream-event", event, f"phase {p + 1} events[{i}]")
+            yield from _violations("stream-event", event, f"phase {p + 1} events[{i}]", owned_elsewhere=EVENT_OWNED_ELSEWHERE)

@@ -230,8 +230,10 @@ def _sse_assembly(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
     for phase in streamed:
         turns = facts.first_turns[: len(phase.requests)]
         if (phase.result or {}).get("status") == "done" and turns and not turns[-1].get("toolCalls"):
-            if phase.result.get("text") != turns[-1].get("text", ""):
-                yield f"the streamed final text assembled to {phase.result.get('text')!r}, streamed {turns[-1].get('text', '')!r}"
+            # the assembled final turn as the transcript keeps it (RunResult.text is loop.final-text's)
+            assembled = _last_assistant_text((phase.result or {}).get("messages") or [], style)
+            if assembled is not None and assembled != turns[-1].get("text", ""):
+                yield f"the streamed final turn assembled to {assembled!r}, streamed {turns[-1].get('text', '')!r}"
         for body in phase.requests[1:]:
             for turn in tool_turns(body.get("messages") or [], style):
                 for call in turn.calls:
@@ -242,6 +244,16 @@ def _sse_assembly(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
                         yield f"assembled arguments of {call.id} are {call.arguments!r}, streamed {want.raw_arguments!r}"
                     if style == "anthropic" and call.arguments != json.loads(want.raw_arguments):
                         yield f"assembled input of {call.id} is {call.arguments!r}"
+
+
+def _last_assistant_text(messages: list[Any], style: str) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            if style == "anthropic" and isinstance(content, list):
+                return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+            return content if isinstance(content, str) else None
+    return None
 
 
 @check("loop.sse-openai")

@@ -139,8 +139,10 @@ def usage_before_done(record: RunRecord, facts: Facts) -> Iterator[str]:
             continue  # the run failed; nothing is pinned about a stream that errors
         served = turns[: len(phase.requests)]
         final_answer = bool(served) and not served[-1].get("toolCalls")
+        # judged against the done event wherever it is (what follows done is stream.done-last's)
+        done = kinds.index("done") if "done" in kinds else len(kinds)
         if final_answer:
-            if kinds.count("usage") != 1 or len(kinds) < 2 or kinds[-2] != "usage":
+            if kinds.count("usage") != 1 or done < 1 or kinds[done - 1] != "usage":
                 yield f"a stream ending on a final answer needs exactly one usage event right before done; got {kinds}"
         elif "usage" in kinds:
             what = "halted" if phase.result.get("status") == "pending" else "exhausted (last turn called tools)"

@@ -63,10 +63,13 @@ def test_mutant_is_killed(name: str, kill_reports: dict[str, Future[KillReport]]
             why = f"only as {sorted(reasons)} (a crash proves nothing)" if reasons & UNTRUSTED_REASONS else "not at all"
             problems.append(f"{rule}: the run failed but named [{rule}] {why}")
     fired = report.trusted()
-    stray = sorted(set(fired) - set(mutant.kills) - GOLDEN_COMPANIONS)
-    for rule in stray:
-        problems.append(f"{rule}: fired although the mutant does not break it (in {sorted(fired[rule])}) — "
-                        "a check reporting under another rule's id, or a rule the catalogue should name")
+    if run.report is not None:
+        stray = sorted(set(fired) - set(mutant.kills) - set(mutant.also) - GOLDEN_COMPANIONS)
+        for rule in stray:
+            problems.append(f"{rule}: fired although the mutant does not break it (in {sorted(fired[rule])}) — "
+                            "a check reporting under another rule's id, or a consequence ALSO_BREAKS should name")
+        for rule in sorted(set(mutant.also) - set(fired)):
+            problems.append(f"{rule}: listed in ALSO_BREAKS but did not fire (drop it from the catalogue)")
     if "has no check bound" in run.output:
         problems.append("a rule was judged by the 'no check bound' harness error, not by a check")
     harness_lines = [line for line in run.output.splitlines() if not line.lstrip().startswith("|")]
@@ -107,7 +110,7 @@ def test_mutants_name_known_rules() -> None:
     known = set(normative_rules()) | {
         r["id"] for r in json.loads((ROOT / "fixtures" / "rules.json").read_text(encoding="utf-8"))["rules"]
     }
-    unknown = {m.name: [r for r in m.kills if r not in known] for m in MUTANTS.values()}
+    unknown = {m.name: [r for r in (*m.kills, *m.also) if r not in known] for m in MUTANTS.values()}
     unknown = {k: v for k, v in unknown.items() if v}
     assert not unknown, f"mutants cite rule ids missing from fixtures/rules.json: {unknown}"
     assert all(m.kills for m in MUTANTS.values()), "every mutant names at least one rule"
