@@ -190,3 +190,86 @@ def test_not_applicable_is_raised_not_returned() -> None:
     record, facts = _record(_variant("decl-order", "openai"))
     with pytest.raises(NotApplicable):
         list(CHECKS["loop.sse-anthropic"].fn(record, facts))
+
+
+# -- precision: a difference another rule owns does not fire this one --------------------
+
+
+def test_request_tools_in_another_order_fail_the_order_not_the_shape() -> None:
+    record, facts = _record(_variant("decl-order", "openai"))
+    record.declarations = _describe(facts)
+    record.phases[0].requests.append({"tools": list(reversed(record.declarations["openai"]))})
+    outcomes = {o.rule: o for o in evaluate(record, facts, DECL_RULES, load_all())}
+    assert [r for r, o in outcomes.items() if o.status == "fail"] == ["decl.order"]
+    assert "phase 1 request 1 tools list" in outcomes["decl.order"].evidence[0]
+
+
+def test_a_request_declaration_unlike_describe_fails_the_style_shape() -> None:
+    record, facts = _record(_variant("decl-order", "anthropic"))
+    record.declarations = _describe(facts)
+    changed = [dict(d) for d in record.declarations["anthropic"]]
+    changed[0]["description"] = "rewritten"
+    record.phases[0].requests.append({"tools": changed})
+    outcomes = {o.rule: o for o in evaluate(record, facts, DECL_RULES, load_all())}
+    assert [r for r, o in outcomes.items() if o.status == "fail"] == ["decl.anthropic-shape"]
+    assert "the anthropic declaration of 'zeta_report'" in outcomes["decl.anthropic-shape"].evidence[0]
+
+
+def test_run_result_keys_leave_the_transcript_and_the_request_to_their_rules() -> None:
+    record, facts = _record(_variant("relay-auth-first-durable", "openai"), result={
+        "status": "pending", "text": "p", "messages": [{"role": "user", "content": "p", "extra": 1}],
+        "pending": {"id": "r", "kind": "k", "prompt": "p", "url": None}, "snake_case": True})
+    outcomes = {o.rule: o for o in evaluate(record, facts, ["keys.run-result", "keys.transcript"], load_all())}
+    assert outcomes["keys.transcript"].status == "fail"
+    assert outcomes["keys.run-result"].status == "fail"
+    assert not any(e.startswith(("phase 1 RunResult.messages", "phase 1 RunResult.pending")) for e in outcomes["keys.run-result"].evidence)
+    assert any("snake_case" in e for e in outcomes["keys.run-result"].evidence)
+
+
+def test_a_relay_call_entry_key_is_judged_by_call_entry_keys_not_request_keys() -> None:
+    variant = _variant("relay-auth-first-durable", "openai")
+    entry = {"id": "call_w1", "name": "lookup_weather", "input": {"city": "Oslo", "unit": "C"},
+             "arguments": "{ \"unit\": \"C\",  \"city\": \"Oslo\" }", "type": "function"}
+    request = {"id": "pnd-1", "kind": "tool_call", "prompt": "relay tool call lookup_weather to the caller for execution",
+               "data": {"calls": [entry]}}
+    record, facts = _record(variant, result={"status": "pending", "text": request["prompt"], "pending": request})
+    fired = _fired(record, facts, ["susp.request-keys", "relay.call-entry-keys"])
+    assert fired == {"susp.request-keys": "pass", "relay.call-entry-keys": "fail"}
+
+
+def test_usage_is_judged_against_the_done_event_wherever_it_is() -> None:
+    record, facts = _record(_variant("loop-plain-answer", "openai", "stream"), requests=[{}], result={"status": "done"},
+                            events=[{"type": "text", "delta": "Hello, conformance suite!"}, {"type": "usage"},
+                                    {"type": "done"}, {"type": "text", "delta": ""}])
+    fired = _fired(record, facts, ["stream.usage-before-done", "stream.done-last"])
+    assert fired == {"stream.usage-before-done": "pass", "stream.done-last": "fail"}
+    record.phases[0].events = [{"type": "usage"}, {"type": "text", "delta": "x"}, {"type": "done"}]
+    assert _fired(record, facts, ["stream.usage-before-done"]) == {"stream.usage-before-done": "fail"}
+
+
+def test_event_fields_leave_key_names_to_keys_stream_events() -> None:
+    variant = _variant("loop-tool-loop", "anthropic", "stream")
+    facts = facts_for(variant)
+    call = next(iter(facts.calls.values()))
+    messages = _tool_turn("anthropic", [call.id], [call.id])
+    snake = {"type": "tool_result", "id": call.id, "name": call.name, "output": "ok", "is_error": False}
+    record, facts = _record(variant, result={"status": "pending", "messages": messages}, events=[snake])
+    outcomes = {o.rule: o for o in evaluate(record, facts, ["stream.event-fields", "keys.stream-events"], load_all())}
+    assert outcomes["keys.stream-events"].status == "fail"
+    assert not any("isError" in e for e in outcomes["stream.event-fields"].evidence)
+    wrong = dict(snake, isError=True)
+    del wrong["is_error"]
+    record.phases[0].events = [wrong]
+    found = evaluate(record, facts, ["stream.event-fields"], load_all())[0]
+    assert any("isError True, the recorded result" in e for e in found.evidence)
+
+
+def test_a_rewritten_calls_input_is_judged_by_args_rewrite_only() -> None:
+    variant = _variant("relay-args-rewrite-durable", "openai")
+    facts = facts_for(variant)
+    relay_call = next(c for c in facts.calls.values() if c.kind == "relay" and c.name in facts.rewritten_args)
+    entry = {"id": relay_call.id, "name": relay_call.name, "input": relay_call.arguments, "arguments": relay_call.raw_arguments}
+    request = {"id": "pnd-1", "kind": "tool_call", "prompt": "p", "data": {"calls": [entry]}}
+    record, facts = _record(variant, result={"status": "pending", "text": "p", "pending": request})
+    fired = _fired(record, facts, ["relay.arguments-parse-to-input", "relay.args-rewrite"])
+    assert fired == {"relay.arguments-parse-to-input": "pass", "relay.args-rewrite": "fail"}
