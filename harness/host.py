@@ -105,7 +105,7 @@ class Host:
         raise HostRefusal(f"unknown host method {method!r}")
 
     def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
-        request = params.get("request")
+        request: Any = params.get("request")
         self.log.wait_for.append(copy.deepcopy(request))
         if not isinstance(request, dict):
             self._log_exchange(request, None)

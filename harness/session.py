@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from .expectations import Expectations
-from .judge import Verdict
 from .fake_provider import FakeProvider
+from .judge import Verdict
 from .paths import fixtures_dir
 from .ports import ResolvedPort
 from .rules import Check, load_all

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..facts import Facts
 from ..fake_provider import anthropic as anthropic_wire
 from ..fake_provider import openai as openai_wire
 from ..fake_provider.script import ScriptedExtra, ScriptedTurn
-from ..facts import Facts
 from ..runner import RunRecord
 from . import NotApplicable, check
 

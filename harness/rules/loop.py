@@ -203,8 +203,9 @@ def final_text(record: RunRecord, facts: Facts) -> Iterator[str]:
     if not turns or turns[-1].get("toolCalls") or (last.result or {}).get("status") != "done":
         raise NotApplicable("the run does not end on a final answer")
     want = turns[-1].get("text", "")
-    if last.result.get("text") != want:
-        yield f"RunResult.text is {last.result.get('text')!r}, expected the final turn's text {want!r}"
+    got = (last.result or {}).get("text")
+    if got != want:
+        yield f"RunResult.text is {got!r}, expected the final turn's text {want!r}"
 
 
 @check("loop.usage-summed")

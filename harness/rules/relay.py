@@ -94,9 +94,10 @@ def call_id_stamped(record: RunRecord, facts: Facts) -> Iterator[str]:
     scripted = facts.calls
     for where, request in relay_requests(record):
         for i, entry in enumerate(_calls(request)):
-            call = scripted.get(entry.get("id")) if isinstance(entry, dict) else None
+            call_id = entry.get("id") if isinstance(entry, dict) else None
+            call = scripted.get(call_id) if isinstance(call_id, str) else None
             if call is None:
-                yield f"{where}: data.calls[{i}].id {entry.get('id')!r} is not a provider call id of this run"
+                yield f"{where}: data.calls[{i}].id {call_id!r} is not a provider call id of this run"
             elif call.name != entry.get("name"):
                 yield f"{where}: data.calls[{i}] names {entry.get('name')!r} but call {call.id} is {call.name!r}"
 
@@ -225,7 +226,7 @@ def one_callback_per_call(record: RunRecord, facts: Facts) -> Iterator[str]:
     for where, request in relay_requests(record):
         if not where.split(" ", 2)[2].startswith("waitFor"):
             continue
-        ids = [e.get("id") for e in _calls(request) if isinstance(e, dict)]
+        ids = [str(e.get("id")) for e in _calls(request) if isinstance(e, dict)]
         if len(ids) != 1:
             yield f"{where} carries {len(ids)} calls {ids}; each callback must carry exactly its own call"
         seen.extend(ids)

@@ -192,6 +192,7 @@ def non_relay_reexecutes(record: RunRecord, facts: Facts) -> Iterator[str]:
     if len(runs) != 1 or not runs[0].get("answered"):
         yield f"the halted non-relay call {halted.id} ran {len(runs)} time(s) on resume; expected once, with the answer"
     behaviour = facts.behaviour(halted.name)
+    want: Any
     if "alwaysSuspend" in behaviour:
         want = UNRESOLVED + str(prompt)
     else:

@@ -21,7 +21,7 @@ def ask_saves_halt(record: RunRecord, facts: Facts) -> Iterator[str]:
         raise NotApplicable("the run did not halt")
     if not phase.host.saves:
         yield "nothing was saved to the store after a pending halt"
-    elif phase.host.saves[-1]["messages"] != phase.result.get("messages"):
+    elif phase.host.saves[-1]["messages"] != (phase.result or {}).get("messages"):
         yield "the stored transcript differs from the RunResult's messages"
 
 

@@ -12,11 +12,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ..facts import Facts, ScriptedCall
 from ..golden import compare
 from ..normalize import normalize
 from ..observables import observables, project_result
 from ..paths import golden_dir
-from ..facts import Facts, ScriptedCall
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
 from .suspended_calls import request_is_for
@@ -57,10 +57,11 @@ def tool_calls_first(record: RunRecord, facts: Facts) -> Iterator[str]:
         served = len(phase.requests)
         for n, calls in enumerate(turns[:served]):
             ids = [c.id for c in calls]
-            at = [position(phase.events, "tool_call", i) for i in ids]
-            if None in at:
-                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, at) if p is None]}"
+            found = [position(phase.events, "tool_call", i) for i in ids]
+            if None in found:
+                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, found) if p is None]}"
                 continue
+            at = [p for p in found if p is not None]
             if at != sorted(at):
                 yield f"turn {n + 1}: tool_call events are not in call order {ids} (positions {at})"
             after = [p for c in calls for p in _pending_of(facts, phase.events, c)]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..observables import project_result
 from ..facts import Facts
+from ..observables import project_result
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
 from .assistant_turn import served_turns

@@ -211,7 +211,7 @@ def not_a_tool_error(record: RunRecord, facts: Facts) -> Iterator[str]:
     for phase in record.phases:
         for hook in phase.host.hooks:
             event = hook.get("event") or {}
-            result = event.get("result") if isinstance(event.get("result"), dict) else {}
+            result: dict[str, Any] = event["result"] if isinstance(event.get("result"), dict) else {}
             if hook.get("name") == "afterTool" and (result.get("pending") or _is_placeholder(record, facts, result.get("output"))):
                 call_id = str(event.get("id"))
                 seen[call_id] = seen.get(call_id, 0) + 1

@@ -149,9 +149,8 @@ def _caller_error_dropped(shim: ModuleType) -> None:
 @mutant("relay-declined-bare", "relay.declined", description="a declined relay call says 'declined/expired' without the prompt")
 def _declined_bare(shim: ModuleType) -> None:
     import reference_py.relay as relay
-    from reference_py.types import ToolResult
-
     from reference_py.execution import CallRunner
+    from reference_py.types import ToolResult
 
     relay.declined = lambda request: ToolResult(output="declined/expired", is_error=True)  # type: ignore[assignment]
 
