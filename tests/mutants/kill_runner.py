@@ -11,12 +11,13 @@ and precision (no other rule fires).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -125,4 +126,30 @@ def run_once(mutant: str, files: tuple[str, ...]) -> KillRun:
 def kill(mutant: str, rules: tuple[str, ...]) -> KillReport:
     report = KillReport(mutant)
     report.runs.append(run_once(mutant, scenario_files(rules)))
+    return report
+
+
+def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None) -> KillReport:
+    """``kill``, run by one process of a test run only: under pytest-xdist every worker
+    collects every mutant test, so the first worker to claim a mutant runs it and the others
+    read its report from ``shared`` (a folder all workers of one run agree on)."""
+    if shared is None:
+        return kill(mutant, rules)
+    shared.mkdir(parents=True, exist_ok=True)
+    done = shared / f"{mutant}.json"
+    try:
+        os.close(os.open(shared / f"{mutant}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        deadline = time.monotonic() + RUN_TIMEOUT_S * 2
+        while not done.exists():
+            if time.monotonic() > deadline:
+                return KillReport(mutant, [KillRun((), -1, "timed out waiting for another worker's run", 0.0, None)])
+            time.sleep(0.5)
+        raw = json.loads(done.read_text(encoding="utf-8"))
+        return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
+                                   for r in raw["runs"]])
+    report = kill(mutant, rules)
+    partial = done.with_suffix(".partial")
+    partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
+    partial.replace(done)
     return report

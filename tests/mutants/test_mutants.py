@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from catalog import load
-from kill_runner import GOLDEN_COMPANIONS, ROOT, UNTRUSTED_REASONS, KillReport, kill
+from kill_runner import GOLDEN_COMPANIONS, ROOT, UNTRUSTED_REASONS, KillReport, kill_once_per_run
 
 MUTANTS = load()
 WORKERS = max(2, os.cpu_count() or 2)
@@ -40,8 +41,11 @@ def kill_reports(request: pytest.FixtureRequest) -> dict[str, Future[KillReport]
         wanted = sorted(MUTANTS)
     # Slowest first: the in-process relay mutant waits out the host's hold timeout.
     wanted.sort(key=lambda name: name != "sequential-calls")
+    # xdist workers of one run share a folder named by the run's id, so each mutant runs once
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    shared = Path(tempfile.gettempdir()) / f"toolnexus-mutants-{run_id}" if run_id else None
     pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="mutant")
-    futures = {name: pool.submit(kill, name, MUTANTS[name].kills) for name in wanted}
+    futures = {name: pool.submit(kill_once_per_run, name, MUTANTS[name].kills, shared) for name in wanted}
     yield futures
     pool.shutdown(wait=False, cancel_futures=True)
 
