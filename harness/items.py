@@ -190,7 +190,8 @@ class VariantItem(pytest.Item):
             "variant": self.variant.node_id,
             "phases": [
                 {"entry": p.entry, "params": p.params, "requests": p.requests, "result": p.result, "error": p.error,
-                 "events": p.events, "waitFor": p.host.wait_for, "saves": p.host.saves}
+                 "events": p.events, "waitFor": p.host.wait_for, "saves": p.host.saves,
+                 "hostAnswers": [{"request": e.request, "answer": e.answer} for e in p.host.exchanges]}
                 for p in phases
             ],
             "jsonrpc": [{"direction": direction, "line": line} for direction, line in evidence.jsonrpc],
