@@ -26,7 +26,8 @@ class Outcome:
 
     ``reason`` classifies a failure: ``divergence`` (the port did something else),
     ``port-error`` (the port refused where the scenario expects no error), ``golden`` (a
-    golden comparison), or, for ``unevaluated``, ``transport``/``capability``.
+    golden comparison), ``harness-error`` (the check itself raised), or, for
+    ``unevaluated``, ``transport``/``capability``.
     ``forgiven`` holds differences a normalization row reports under an advisory rule.
     """
 
@@ -54,6 +55,10 @@ def evaluate(record: RunRecord, facts: Facts, rules: Iterable[str], checks: Mapp
             found = check.run(record, facts)
         except NotApplicable as exc:
             outcomes.append(Outcome(rule, NOT_APPLICABLE, evidence=(str(exc),)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a check choking on port data is reported, not raised
+            why = f"the check raised {type(exc).__name__}: {exc} (harness bug: a check must judge any port data)"
+            outcomes.append(Outcome(rule, FAIL, "harness-error", (why,)))
             continue
         forgiven = tuple(found.forgiven)
         if not found.violations:

@@ -144,7 +144,8 @@ def placeholder(record: RunRecord, facts: Facts) -> Iterator[str]:
         return
     if halted.content != pending.get("prompt"):
         yield f"placeholder content {halted.content!r} differs from the surfaced prompt {pending.get('prompt')!r}"
-    if "url" in pending and isinstance(halted.content, str) and pending["url"] in halted.content:
+    url = pending.get("url")
+    if isinstance(url, str) and url and isinstance(halted.content, str) and url in halted.content:
         yield "the placeholder carries the Request's url; it must be the prompt only"
 
 

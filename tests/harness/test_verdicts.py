@@ -161,3 +161,14 @@ def test_declared_name_tells_the_styles_apart() -> None:
     assert declared_name(anthropic, "anthropic") == "g" and declared_name(anthropic) == "g"
     assert declared_name(anthropic, "openai") is None
     assert declared_name("not a declaration") is None
+
+
+def test_a_check_that_raises_is_a_readable_harness_error_not_a_traceback() -> None:
+    record = _record(_variant("loop-plain-answer"))
+
+    def choke(r: RunRecord, f: Any) -> Any:
+        return ["x" in None]  # type: ignore[operator]
+
+    [outcome] = evaluate(record, record.facts, ["a.choke"], _checks(a_choke=choke))
+    assert (outcome.status, outcome.reason) == ("fail", "harness-error")
+    assert outcome.evidence[0].startswith("the check raised TypeError: ")

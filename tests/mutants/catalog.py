@@ -85,13 +85,14 @@ ALSO_BREAKS: dict[str, tuple[str, ...]] = {
     "halt-text-empty": ("resume.may-halt-again",),
     "halted-call-result-event": ("stream.pending-event",),
     "hook-suspension-ignored": (
-        "halt.run-result", "halt.transcript", "stream.done-last", "stream.pending-event", "susp.durable-halt",
+        "halt.later-suspensions-dropped", "halt.run-result", "halt.transcript",
+        "relay.non-relay-first-uncontaminated", "stream.done-last", "stream.pending-event", "susp.durable-halt",
         "susp.not-a-tool-error", "susp.placeholder",
     ),
     "last-suspension-surfaced": (
         "halt.later-suspensions-dropped", "halt.transcript", "relay.calls-in-one-request",
         "relay.non-relay-first-uncontaminated", "resume.fills-later-slots", "resume.replaces-placeholder",
-        "susp.placeholder",
+        "susp.before-tool-raised", "susp.placeholder",
     ),
     "later-results-kept": (
         "halt.transcript", "relay.alongside-real-tools", "relay.answer-shapes", "resume.entry-points",
@@ -127,12 +128,21 @@ ALSO_BREAKS: dict[str, tuple[str, ...]] = {
     "relay-declined-bare": ("resume.replaces-placeholder",),
     "relay-first-turn-only": ("relay.inprocess-one-callback-per-call",),
     "relay-input-dropped": ("relay.args-rewrite",),
-    "relay-kind-renamed": ("relay.args-rewrite", "relay.inprocess-one-callback-per-call"),
+    "relay-kind-renamed": ("relay.args-rewrite", "relay.inprocess-one-callback-per-call", "relay.multi-round"),
     "relay-presence-changes-body": ("loop.anthropic-body", "loop.openai-body"),
     "relay-results-ignored": ("relay.caller-failure", "resume.replaces-placeholder"),
+    "request-null-url": (
+        "relay.answer-shapes", "relay.non-relay-first-uncontaminated", "relay.request-kind", "resume.answer-id-must-match",
+        "resume.entry-points",
+    ),
+    "request-snake-expires": ("resume.answer-id-must-match",),
     "results-reversed": ("relay.alongside-real-tools",),
-    "resume-in-memory-only": ("relay.answer-shapes", "resume.entry-points"),
-    "resume-never-halts": ("relay.multi-round", "resume.entry-points", "resume.one-result-per-call"),
+    "resume-in-memory-only": (
+        "relay.answer-shapes", "relay.multi-round", "resume.entry-points", "resume.may-halt-again",
+    ),
+    "resume-never-halts": (
+        "relay.multi-round", "resume.across-process", "resume.entry-points", "resume.one-result-per-call",
+    ),
     "resume-unsupported": (
         "relay.answer-shapes", "relay.caller-failure", "relay.declined", "relay.multi-round",
         "relay.shorthand-one-call-only", "resume.across-process", "resume.may-halt-again",

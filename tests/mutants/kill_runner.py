@@ -27,7 +27,8 @@ from harness.spawn import with_spawn_retry
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 RUN_TIMEOUT_S = 600
-UNTRUSTED_REASONS = {"transport", "capability"}  # a crash or a missing capability proves nothing
+# a crash, a missing capability or a check that raised proves nothing
+UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
 # A golden comparison sees every observable, so any behaviour change may fire these too.
 GOLDEN_COMPANIONS = frozenset({"golden.observables", "absent.byte-identical", "relay.uncalled-inert", "stream.same-observables"})
 RELAY_FREE_RULES = frozenset({"absent.byte-identical", "relay.uncalled-inert"})
