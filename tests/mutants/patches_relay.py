@@ -149,9 +149,20 @@ def _caller_error_dropped(shim: ModuleType) -> None:
 @mutant("relay-declined-bare", "relay.declined", description="a declined relay call says 'declined/expired' without the prompt")
 def _declined_bare(shim: ModuleType) -> None:
     import reference_py.relay as relay
+    from reference_py.execution import CallRunner
     from reference_py.types import ToolResult
 
     relay.declined = lambda request: ToolResult(output="declined/expired", is_error=True)  # type: ignore[assignment]
+
+    def make(original: Any) -> Any:  # the in-process path declines through the §10 retry
+        async def retry(self: Any, call: Any, args: Any, raw: str, turn: int, request: Any, answer: Any) -> Any:
+            if self._source(call.name) == "relay" and (answer is None or not answer.ok):
+                return ToolResult(output="declined/expired", is_error=True)
+            return await original(self, call, args, raw, turn, request, answer)
+
+        return retry
+
+    wrap(CallRunner, "retry", make)
 
 
 @mutant("relay-source-native", "relay.not-a-tool-error", description="a relay suspension's tool event reports source 'native'")
