@@ -112,42 +112,55 @@ def answer_shapes(record: RunRecord, facts: Facts) -> Iterator[str]:
         yield from _compare(call_id, expected, got, facts.style)
 
 
-def _shorthand_on_many(record: RunRecord) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(answer, pending) of a resume answering a several-call relay Request with the shorthand."""
-    resumed = record.resumed
-    if resumed is None or resumed.error is not None:
-        return None
-    answer, pending = resumed.params.get("answer") or {}, resumed.params.get("pending") or {}
-    data = answer.get("data") or {}
-    calls = (pending.get("data") or {}).get("calls") or []
-    if answer.get("ok") and "output" in data and "results" not in data and len(calls) > 1:
-        return answer, pending
-    return None
+def _shorthands_on_many(record: RunRecord) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(answer, request) of every Answer that gave the shorthand to a Request with several
+    calls, on either path (a waitFor reply or a resume's Answer)."""
+    found = []
+    for exchange in answer_exchanges(record):
+        answer, request = exchange.answer, exchange.request
+        if not isinstance(answer, dict) or not isinstance(request, dict):
+            continue
+        data = answer.get("data") if isinstance(answer.get("data"), dict) else {}
+        calls = (request.get("data") or {}).get("calls") if isinstance(request.get("data"), dict) else None
+        if answer.get("ok") and "output" in data and "results" not in data and isinstance(calls, list) and len(calls) > 1:
+            found.append((answer, request))
+    return found
 
 
 @check("relay.shorthand-one-call-only")
 def shorthand_one_call_only(record: RunRecord, facts: Facts) -> Iterator[str]:
     shorthand = [o for o in _relay_outcomes(record, facts) if "output" in (o[3].get("data") or {})]
-    many = _shorthand_on_many(record)
-    if not shorthand and many is None:
-        raise NotApplicable("no shorthand answer in this scenario")
+    if not shorthand:
+        raise NotApplicable("no shorthand answer to a one-call Request in this scenario")
     results = final_results(record, facts.style)
-    if many is not None:
-        answer, pending = many
-        for entry in (pending.get("data") or {}).get("calls") or []:
-            got = results.get(entry.get("id"))
-            if got is None:
-                yield f"relay call {entry.get('id')} got no result after the shorthand resume"
-            elif got.content == answer["data"]["output"]:
-                yield f"the shorthand output landed on {entry.get('id')} although the Request carries {len(pending['data']['calls'])} calls"
-            elif facts.style == "anthropic" and got.is_error is not True:
-                yield f"relay call {entry.get('id')} of a several-call Request answered by the shorthand must get an error result, got {got.content!r}"
     for call_id, expected, got, _ in shorthand:
         yield from _compare(call_id, expected, got, facts.style)
         for other in facts.calls.values():
             r = results.get(other.id)
             if other.id != call_id and r is not None and r.content == expected[0]:
                 yield f"the shorthand output also landed on call {other.id} ({other.name}); it answers only {call_id}"
+
+
+@check("relay.shorthand-several-calls")
+def shorthand_several_calls(record: RunRecord, facts: Facts) -> Iterator[str]:
+    """The reference fills no slot of a several-call Request from a shorthand: each gets the
+    missing-result error (a slot with no result at all is resume.one-result-per-call's)."""
+    many = _shorthands_on_many(record)
+    if not many:
+        raise NotApplicable("no shorthand answer to a Request with several calls")
+    results = final_results(record, facts.style)
+    for answer, request in many:
+        calls = [e for e in request["data"]["calls"] if isinstance(e, dict)]
+        for entry in calls:
+            got = results.get(entry.get("id"))
+            if got is None:
+                continue
+            if got.content == answer["data"]["output"]:
+                yield (f"the shorthand output landed on {entry.get('id')} although the Request carries {len(calls)} "
+                       "calls; the reference fills no slot from it")
+            elif facts.style == "anthropic" and got.is_error is not True:
+                yield (f"relay call {entry.get('id')} of a several-call Request answered by the shorthand got "
+                       f"{got.content!r} without is_error; the reference gives it the missing-result error")
 
 
 def _continued(record: RunRecord) -> Iterator[str]:

@@ -54,6 +54,12 @@ class KillRun:
                 found.setdefault(one, {}).setdefault(scenario, set()).add(str(entry["reason"]))
         return found
 
+    def gapped(self) -> dict[str, set[str]]:
+        """advisory rule -> scenario ids where its check reported a spec gap."""
+        gaps = (self.report or {}).get("gaps") or {}
+        assert isinstance(gaps, dict)
+        return {rule: {str(text).split("[", 1)[0] for text in texts} for rule, texts in gaps.items()}
+
 
 @dataclass
 class KillReport:
@@ -68,7 +74,9 @@ class KillReport:
         return set().union(*self.run.fired().get(rule, {}).values())
 
     def killed_by(self, rule: str) -> bool:
-        return bool(self.reasons(rule) - UNTRUSTED_REASONS)
+        """The rule fired for a trusted reason; an advisory rule fires as a spec gap (it never
+        fails a run, so only its gap proves its check saw the broken behaviour)."""
+        return bool(self.reasons(rule) - UNTRUSTED_REASONS) or rule in self.run.gapped()
 
     def trusted(self) -> dict[str, set[str]]:
         """rule -> scenarios where it fired for a reason other than a crash or a capability."""

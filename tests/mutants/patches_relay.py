@@ -118,7 +118,7 @@ def _results_ignored(shim: ModuleType) -> None:
     relay.supplied_results = lambda answer: {}  # type: ignore[assignment]
 
 
-@mutant("relay-shorthand-any-count", "relay.shorthand-one-call-only",
+@mutant("relay-shorthand-any-count", "relay.shorthand-several-calls",
         description="the shorthand output answers every relay call, whatever the Request's call count")
 def _shorthand_any(shim: ModuleType) -> None:
     import reference_py.relay as relay
@@ -131,6 +131,19 @@ def _shorthand_any(shim: ModuleType) -> None:
             return by_id[call_id]
         shorthand = relay.shorthand_result(answer)
         return shorthand if shorthand is not None else missing
+
+    relay.relay_result = relay_result  # type: ignore[assignment]
+
+
+@mutant("relay-shorthand-ignored", "relay.shorthand-one-call-only",
+        description="the shorthand of a one-call relay Request is ignored: the call gets the missing-result error")
+def _shorthand_ignored(shim: ModuleType) -> None:
+    import reference_py.relay as relay
+
+    def relay_result(request: Any, answer: Any, call_id: str, name: str, *, missing: Any) -> Any:
+        if not answer.ok:
+            return relay.declined(request)
+        return relay.supplied_results(answer).get(call_id, missing)
 
     relay.relay_result = relay_result  # type: ignore[assignment]
 
