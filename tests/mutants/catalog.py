@@ -130,7 +130,9 @@ ALSO_BREAKS: dict[str, tuple[str, ...]] = {
     "relay-input-dropped": ("relay.args-rewrite",),
     "relay-kind-renamed": ("relay.args-rewrite", "relay.inprocess-one-callback-per-call", "relay.multi-round"),
     "relay-presence-changes-body": ("loop.anthropic-body", "loop.openai-body"),
+    "register-last-wins": ("decl.order",),
     "relay-results-ignored": ("relay.caller-failure", "resume.replaces-placeholder"),
+    "relay-shorthand-ignored": ("relay.answer-shapes", "resume.replaces-placeholder"),
     "request-null-url": (
         "relay.answer-shapes", "relay.non-relay-first-uncontaminated", "relay.request-kind", "resume.answer-id-must-match",
         "resume.entry-points",
