@@ -120,7 +120,7 @@ def _shorthands_on_many(record: RunRecord) -> list[tuple[dict[str, Any], dict[st
         answer, request = exchange.answer, exchange.request
         if not isinstance(answer, dict) or not isinstance(request, dict):
             continue
-        data = answer.get("data") if isinstance(answer.get("data"), dict) else {}
+        data: dict[str, Any] = answer["data"] if isinstance(answer.get("data"), dict) else {}
         calls = (request.get("data") or {}).get("calls") if isinstance(request.get("data"), dict) else None
         if answer.get("ok") and "output" in data and "results" not in data and isinstance(calls, list) and len(calls) > 1:
             found.append((answer, request))
@@ -152,7 +152,7 @@ def shorthand_several_calls(record: RunRecord, facts: Facts) -> Iterator[str]:
     for answer, request in many:
         calls = [e for e in request["data"]["calls"] if isinstance(e, dict)]
         for entry in calls:
-            got = results.get(entry.get("id"))
+            got = results.get(str(entry.get("id")))
             if got is None:
                 continue
             if got.content == answer["data"]["output"]:
