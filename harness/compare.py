@@ -70,8 +70,11 @@ def compare(
 
 
 def compare_variant(expected: Any, actual: Any, variant: Any) -> Comparison:
-    """:func:`compare` scoped to a scenario variant (its style and cited rules)."""
-    return compare(expected, actual, style=variant.style, cited=frozenset(variant.scenario.rules))
+    """:func:`compare` scoped to a scenario variant (its style and cited rules): a
+    :class:`~harness.scenario.Variant`, or the :class:`~harness.facts.Facts` a check holds."""
+    scenario = getattr(variant, "scenario", None)
+    cited = scenario.rules if scenario is not None else variant.rules
+    return compare(expected, actual, style=variant.style, cited=frozenset(cited))
 
 
 def halted_call(expected: Any) -> dict[str, str]:

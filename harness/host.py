@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,16 @@ class HostRefusal(HostRequestError):
         super().__init__(HOST_REFUSED, message)
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One Request the port put to the host and the Answer the host gave it; ``answer`` is
+    None when the host raised instead (a scenario asked waitFor to raise, or the callback
+    carried no Request). Checks read what the host answered here, never re-derive it."""
+
+    request: Any
+    answer: dict[str, Any] | None
+
+
 @dataclass
 class HostLog:
     """Everything the port asked the host, in arrival order."""
@@ -42,7 +53,12 @@ class HostLog:
     gets: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
     max_outstanding: int = 0
-    answers: list[dict[str, Any]] = field(default_factory=list)  # every Answer the host sent back
+    exchanges: list[Exchange] = field(default_factory=list)  # every waitFor, with what the host replied
+
+    @property
+    def answers(self) -> list[dict[str, Any]]:
+        """Every Answer the host sent back, in the order it sent them."""
+        return [e.answer for e in self.exchanges if e.answer is not None]
 
 
 class Store:
@@ -65,9 +81,11 @@ class Store:
 class Host:
     """Answers one phase's callbacks from the scenario's host block."""
 
-    def __init__(self, host_spec: dict[str, Any], store: Store, log: HostLog) -> None:
-        self._wait_spec = host_spec.get("waitFor") or {}
-        self._hook_rules = (host_spec.get("hooks") or {}).get("beforeTool", [])
+    def __init__(
+        self, wait_spec: dict[str, Any] | None, hook_rules: Sequence[dict[str, Any]], store: Store, log: HostLog
+    ) -> None:
+        self._wait_spec = wait_spec or {}
+        self._hook_rules = list(hook_rules)
         self._store = store
         self.log = log
         self._cond = threading.Condition()
@@ -92,16 +110,22 @@ class Host:
         )
 
     def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
-        request = params.get("request")
+        request: Any = params.get("request")
         self.log.wait_for.append(copy.deepcopy(request))
         if not isinstance(request, dict):
+            self._log_exchange(request, None)
             raise HostRefusal("host.waitFor params carry no request object")
         self._hold()
         if self._wait_spec.get("raise"):
+            self._log_exchange(request, None)
             raise HostRefusal("the host's waitFor raised (scenario asks for it)")
         answer = self._answer_for(request)
-        self.log.answers.append(copy.deepcopy(answer))
+        self._log_exchange(request, answer)
         return {"answer": answer}
+
+    def _log_exchange(self, request: Any, answer: dict[str, Any] | None) -> None:
+        with self._cond:  # handlers run concurrently; keep each pair whole
+            self.log.exchanges.append(Exchange(copy.deepcopy(request), copy.deepcopy(answer)))
 
     def _hold(self) -> None:
         wanted = self._wait_spec.get("holdUntil")

@@ -5,7 +5,8 @@ This module owns the message dataclasses, their serialization (``to_line``), the
 parser (:func:`parse_message`) and the error-code table. It knows nothing about
 processes; :mod:`harness.shim_process` moves these lines over a shim's stdio.
 
-It is the bottom of the harness's import graph: it imports nothing from the harness, so
+It is the bottom of the harness's import graph: it imports nothing from the harness but the
+leaf :mod:`harness.json_types` (which imports nothing itself), so
 :mod:`harness.errors` can build on its error codes without an import cycle. Its two
 exceptions are plain ``ValueError``s about one line; the transport turns them into the
 user-facing :class:`harness.errors.ShimError` family.
@@ -18,9 +19,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Union
 
+from .json_types import json_type_name
+
 JSONRPC_VERSION = "2.0"
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 EXCERPT_CHARS = 120
+
 
 class ProtocolError(ValueError):
     """One line on the wire is not a valid JSON-RPC 2.0 message (one-line message)."""
@@ -216,7 +220,7 @@ def parse_message(line: bytes) -> Message:
     except (json.JSONDecodeError, ValueError) as exc:
         raise fail(f"line is not JSON ({exc})") from None
     if not isinstance(obj, dict):
-        raise fail(f"message is a JSON {_json_type(obj)}, not an object")
+        raise fail(f"message is a JSON {json_type_name(obj)}, not an object")
     if "jsonrpc" not in obj:
         raise fail('message lacks "jsonrpc": "2.0"')
     if obj["jsonrpc"] != JSONRPC_VERSION:
@@ -240,10 +244,10 @@ def _message_from_object(obj: dict[str, Any]) -> Message:
         _no_extra_keys(obj, _REQUEST_KEYS, "request")
         method = obj["method"]
         if not isinstance(method, str) or not method:
-            raise _ShapeError(f'"method" must be a non-empty string, got {_json_type(method)}')
+            raise _ShapeError(f'"method" must be a non-empty string, got {json_type_name(method)}')
         params = obj.get("params")
         if "params" in obj and not isinstance(params, (dict, list)):
-            raise _ShapeError(f'"params" must be an object or array, got {_json_type(params)}')
+            raise _ShapeError(f'"params" must be an object or array, got {json_type_name(params)}')
         if "id" not in obj:
             return Notification(method, params)
         return Request(_checked_id(obj["id"], allow_null=False), method, params)
@@ -264,13 +268,13 @@ def _message_from_object(obj: dict[str, Any]) -> Message:
 
 def _error_object(raw: Any) -> ErrorObject:
     if not isinstance(raw, dict):
-        raise _ShapeError(f'"error" must be an object, got {_json_type(raw)}')
+        raise _ShapeError(f'"error" must be an object, got {json_type_name(raw)}')
     _no_extra_keys(raw, frozenset({"code", "message", "data"}), "error object")
     code, message = raw.get("code"), raw.get("message")
     if isinstance(code, bool) or not isinstance(code, int):
-        raise _ShapeError(f'"error.code" must be an integer, got {_json_type(code)}')
+        raise _ShapeError(f'"error.code" must be an integer, got {json_type_name(code)}')
     if not isinstance(message, str):
-        raise _ShapeError(f'"error.message" must be a string, got {_json_type(message)}')
+        raise _ShapeError(f'"error.message" must be a string, got {json_type_name(message)}')
     return ErrorObject(code, message, raw.get("data"))
 
 
@@ -278,7 +282,7 @@ def _checked_id(value: Any, *, allow_null: bool) -> Id | None:
     if value is None and allow_null:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise _ShapeError(f'"id" must be an integer or a string, got {_json_type(value)}')
+        raise _ShapeError(f'"id" must be an integer or a string, got {json_type_name(value)}')
     return value
 
 
@@ -300,16 +304,3 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"

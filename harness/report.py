@@ -24,11 +24,16 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
     terminal.write_sep("=", f"conformance summary: port {port}")
     rows = conformance.summary_rows()
     width = max((len(r["rule"]) for r in rows), default=10)
-    terminal.write_line(f"{'rule'.ljust(width)}  level       pass  fail  expected  gap  n/a")
+    terminal.write_line(f"{'rule'.ljust(width)}  level       pass  fail  expected  gap  n/a  scenarios")
     for r in rows:
         terminal.write_line(
-            f"{r['rule'].ljust(width)}  {r['level']:<10} {r['pass']:>5} {r['fail']:>5} {r['expected']:>9} {r['gap']:>4} {r['notApplicable']:>4}"
+            f"{r['rule'].ljust(width)}  {r['level']:<10} {r['pass']:>5} {r['fail']:>5} {r['expected']:>9} {r['gap']:>4} {r['notApplicable']:>4} {r['scenarios']:>10}"
         )
+    fewest = conformance.fewest_scenarios()
+    if fewest is not None:
+        low, at = fewest
+        shown = ", ".join(at[:8]) + (f" and {len(at) - 8} more" if len(at) > 8 else "")
+        terminal.write_line(f"fewest scenarios checking a normative rule: {low} ({shown})")
     never = sorted(rid for rid, info in conformance.rules.items() if rid not in {r["rule"] for r in rows})
     if never and rows:  # with no row at all (nothing ran), listing every rule says nothing
         terminal.write_line(f"rules not exercised by any selected scenario ({len(never)}): {', '.join(never)}")

@@ -13,10 +13,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .fake_provider import FakeProvider
-from .host import Host, HostLog, Store
-from .scenario import Variant
 from .errors import ShimCallError
+from .facts import Facts, facts_for
+from .fake_provider import FakeProvider
+from .host import Exchange, Host, HostLog, Store
+from .scenario import Variant
 from .shim_streams import REDACTED, SECRET_MEMBERS
 
 API_KEY = "sk-conformance-test-key"
@@ -46,10 +47,18 @@ class PhaseRecord:
     error: dict[str, Any] | None = None
     provider_violations: list[str] = field(default_factory=list)
 
+    @property
+    def resume_exchange(self) -> Exchange | None:
+        """The pending Request a resume phase was given and the Answer passed with it."""
+        if "answer" not in self.params:
+            return None
+        return Exchange(self.params.get("pending"), self.params["answer"])
+
 
 @dataclass
 class RunRecord:
     variant: Variant
+    facts: Facts
     phases: list[PhaseRecord] = field(default_factory=list)
     declarations: dict[str, Any] | None = None  # toolkit.describe: {openai, anthropic, gemini}
     declaration_error: dict[str, Any] | None = None
@@ -63,73 +72,69 @@ class RunRecord:
         return self.phases[1] if len(self.phases) > 1 else None
 
 
-def run_variant(variant: Variant, shim: ShimLike, provider: FakeProvider, *, timeout: float) -> RunRecord:
-    data = variant.scenario.data
-    resume = data.get("resume")
-    turns = list(data["turns"]) + (list(resume["turns"]) if resume else [])
-    session = provider.session(turns, style=variant.style)
+def run_variant(
+    variant: Variant, shim: ShimLike, provider: FakeProvider, *, timeout: float, facts: Facts | None = None
+) -> RunRecord:
+    """Run one variant; ``facts`` are the variant's, when the caller derived them already."""
+    facts = facts if facts is not None else facts_for(variant)
+    session = provider.session(list(facts.turns), style=facts.style)
     store = Store()
-    if "storedHistory" in data:
-        store.save(_conversation_id(variant), copy.deepcopy(data["storedHistory"]))
-    record = RunRecord(variant)
+    if facts.stored_history is not None:
+        store.save(facts.conversation_id, copy.deepcopy(list(facts.stored_history)))
+    record = RunRecord(variant, facts)
     _describe(record, shim, timeout)
 
     # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)
-    root = (data.get("client") or {}).get("baseUrl") == "root"
-    base = _base_params(variant, session.root_url if root else session.base_url)
-    first = dict(base, entry=variant.entry, prompt=data["prompt"])
-    if _stateful(variant):
-        first["id"] = _conversation_id(variant)
+    base = _base_params(facts, session.root_url if facts.root_base_url else session.base_url)
+    first = dict(base, entry=facts.entry, prompt=facts.prompt)
+    if _stateful(facts):
+        first["id"] = facts.conversation_id
     _run_phase(record, shim, session, store, first, timeout)
 
-    if resume and variant.resume_entry:
+    if facts.resume is not None and facts.resume_entry:
         pending = (record.first.result or {}).get("pending")
         if pending is None:
             return record  # the halt did not happen; the checks report it
-        if resume.get("restartShim"):
+        if facts.restart_before_resume:
             shim.restart()
-        second = dict(base, entry=variant.resume_entry)
+        second = dict(base, entry=facts.resume_entry)
         second["pending"] = copy.deepcopy(pending)
-        second["answer"] = _substitute(copy.deepcopy(resume["answer"]), pending.get("id", ""))
-        if variant.resume_entry == "askWithAnswer":
-            second["id"] = _conversation_id(variant)
+        second["answer"] = _substitute(copy.deepcopy(facts.resume["answer"]), pending.get("id", ""))
+        if facts.resume_entry == "askWithAnswer":
+            second["id"] = facts.conversation_id
         else:
             second["history"] = copy.deepcopy((record.first.result or {}).get("messages", []))
-        if "history" in resume:
-            _replace_history(second, resume["history"], store, variant)
+        if facts.resume_replaces_history:
+            _replace_history(second, facts.resume["history"], store, facts)
         _run_phase(record, shim, session, store, second, timeout)
     return record
 
 
 def _describe(record: RunRecord, shim: ShimLike, timeout: float) -> None:
     try:
-        record.declarations = shim.call("toolkit.describe", {"toolkit": record.variant.toolkit()}, timeout=timeout)
+        record.declarations = shim.call("toolkit.describe", {"toolkit": record.facts.toolkit}, timeout=timeout)
     except ShimCallError as exc:
         if not exc.is_port_error:
             raise
         record.declaration_error = {"kind": (exc.data or {}).get("kind", "toolkit"), "message": exc.message}
 
 
-def _base_params(variant: Variant, base_url: str) -> dict[str, Any]:
-    data = variant.scenario.data
-    client = data.get("client", {})
-    host = data.get("host", {})
-    hooks = host.get("hooks") or {}
+def _base_params(facts: Facts, base_url: str) -> dict[str, Any]:
     params: dict[str, Any] = {
-        "scenario": variant.scenario.id,
-        "variant": variant.name,
-        "style": variant.style,
+        "scenario": facts.scenario_id,
+        "variant": facts.variant_name,
+        "style": facts.style,
         "baseUrl": base_url,
         "apiKey": API_KEY,
-        "model": client.get("model", DEFAULT_MODEL),
-        "maxTurns": client.get("maxTurns", 10),
-        "toolkit": variant.toolkit(),
-        "waitFor": "waitFor" in host,
-        "store": _stateful(variant) or bool(host.get("store")),
-        "hooks": [name for name in ("beforeTool", "afterTool") if name in hooks],
+        "model": facts.model or DEFAULT_MODEL,
+        "maxTurns": facts.max_turns if facts.max_turns is not None else 10,  # 0 is a real limit
+        "toolkit": facts.toolkit,
+        "waitFor": facts.in_process,
+        "store": _stateful(facts) or facts.store_configured,
+        "hooks": list(facts.hooks),
     }
-    if "systemPrompt" in client:
-        params["systemPrompt"] = client["systemPrompt"]
+    if facts.system_prompt is not None:
+        params["systemPrompt"] = facts.system_prompt
     return params
 
 
@@ -139,7 +144,7 @@ def _run_phase(
     # The record (and so --artifacts) keeps what was sent minus the credential.
     kept = {k: (REDACTED if k in SECRET_MEMBERS else v) for k, v in params.items()}
     phase = PhaseRecord(entry=params["entry"], params=kept)
-    host = Host(record.variant.scenario.data.get("host", {}), store, phase.host)
+    host = Host(record.facts.wait_for, record.facts.hook_rules, store, phase.host)
     already = len(session.requests)
     try:
         reply = shim.call("client.run", params, timeout=timeout, handler=host.handle)
@@ -160,27 +165,23 @@ def _run_phase(
     record.phases.append(phase)
 
 
-def _replace_history(params: dict[str, Any], history: list[Any], store: Store, variant: Variant) -> None:
+def _replace_history(params: dict[str, Any], history: list[Any], store: Store, facts: Facts) -> None:
     """Resume from a transcript other than the halted one (resume.needs-halted-turn).
 
     askWithAnswer gets a fresh conversation id holding ``history``; an empty list stores
     nothing there, so the id is unknown to the store.
     """
     if params["entry"] == "askWithAnswer":
-        params["id"] = f"{_conversation_id(variant)}-replaced"
+        params["id"] = f"{facts.conversation_id}-replaced"
         if history:
             store.save(params["id"], copy.deepcopy(history))
     else:
         params["history"] = copy.deepcopy(history)
 
 
-def _stateful(variant: Variant) -> bool:
+def _stateful(facts: Facts) -> bool:
     """ask always keeps a conversation; stream does when the scenario asks for streamWithId."""
-    return variant.entry == "ask" or (variant.entry == "stream" and bool(variant.scenario.data.get("streamWithId")))
-
-
-def _conversation_id(variant: Variant) -> str:
-    return variant.scenario.data.get("conversationId", f"conv-{variant.scenario.id}")
+    return facts.entry == "ask" or (facts.entry == "stream" and facts.stream_with_id)
 
 
 def _substitute(value: Any, pending_id: str) -> Any:

@@ -37,6 +37,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from .json_types import json_type_name
 from .paths import schemas_dir
 
 SCHEMA_SUFFIX = ".schema.json"
@@ -292,7 +293,7 @@ def _message(error: ValidationError) -> str:
     schema_value = _keyword_value(error)
     if keyword == "type":
         wanted = " or ".join(schema_value) if isinstance(schema_value, list) else str(schema_value)
-        message = f"expected {wanted}, got {_json_type(value)}"
+        message = f"expected {wanted}, got {json_type_name(value)}"
         if value is None:
             message += " (optional keys are omitted when absent, never written as null)"
         return message
@@ -316,23 +317,6 @@ def _message(error: ValidationError) -> str:
         return f"expected a number >= {schema_value}, got {_show(value)}"
     return _shorten(error.message)
 
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _show(value: Any) -> str:

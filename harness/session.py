@@ -18,6 +18,7 @@ from typing import Any
 
 from .expectations import Expectations
 from .fake_provider import FakeProvider
+from .judge import Verdict
 from .paths import fixtures_dir
 from .ports import ResolvedPort
 from .rules import Check, load_all
@@ -40,15 +41,33 @@ def load_rules() -> dict[str, RuleInfo]:
     return {r["id"]: RuleInfo(r["id"], r["title"], r["level"]) for r in raw["rules"]}
 
 
+# How a verdict is counted in the tally (the report's columns).
+TALLY_COLUMN = {"pass": "pass", "fail": "fail", "expected-fail": "expected", "gap": "gap", "n/a": "n/a"}
+
+
 @dataclass
 class Tally:
-    """Per rule: how many checks actually ran and how they came out."""
+    """Per rule: how many checks actually ran and how they came out, and in which scenarios
+    a check ran (not n/a)."""
 
     counts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     gaps: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    scenarios: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     def add(self, rule: str, status: str) -> None:
         self.counts[rule][status] += 1
+
+    def add_verdict(self, scenario: str, verdict: Verdict) -> None:
+        for rv in verdict.rules:
+            self.add(rv.rule, TALLY_COLUMN[rv.status])
+            if rv.status == "expected-fail":
+                self.add(rv.rule, f"expected:{rv.outcome.reason}")
+            if rv.status != "n/a":
+                self.scenarios[rv.rule].add(scenario)
+            if rv.status == "gap":
+                self.gaps[rv.rule].extend(f"{verdict.node_id}: {m}" for m in rv.outcome.evidence)
+            for forgiven in rv.outcome.forgiven:
+                self.gaps[forgiven.rule].append(forgiven.text)
 
 
 @dataclass
@@ -115,12 +134,37 @@ class ConformanceSession:
         info = self.rules.get(rule)
         return info.level if info else "normative"
 
+    def listed_reason(self, key: str) -> str | None:
+        """The reason the expectations list for ``variant::rule`` (counts the entry as matched)."""
+        entry = self.expectations.lookup(key)
+        return entry.reason if entry is not None else None
+
+    def record_verdict(self, scenario: str, verdict: Verdict) -> None:
+        self.tally.add_verdict(scenario, verdict)
+        for rv in verdict.rules:
+            if rv.status in {"fail", "expected-fail"}:
+                self.observed_failures[verdict.key(rv.rule)] = (rv.outcome.reason, _one_line(rv.outcome.evidence))
+
+    def fewest_scenarios(self) -> tuple[int, list[str]] | None:
+        """The smallest number of distinct scenarios in which a normative rule's check ran,
+        and the rules at that minimum (None when no normative rule was checked)."""
+        counts = {
+            rule: len(self.tally.scenarios.get(rule, ()))
+            for rule in set(self.tally.counts)
+            if self.level(rule) == "normative"
+        }
+        if not counts:
+            return None
+        low = min(counts.values())
+        return low, sorted(rule for rule, n in counts.items() if n == low)
+
     def export(self) -> dict[str, Any]:
         """What an xdist worker hands the controller (plain JSON-able data)."""
         handshake = self.known_handshake()
         return {
             "counts": {rule: dict(c) for rule, c in self.tally.counts.items()},
             "gaps": dict(self.tally.gaps),
+            "ruleScenarios": {rule: sorted(found) for rule, found in self.tally.scenarios.items()},
             "observed": {k: list(v) for k, v in self.observed_failures.items()},
             "scenarios": sorted(self.scenarios_run),
             "goldenVariants": {k: sorted(v) for k, v in self.golden_variants.items()},
@@ -135,6 +179,8 @@ class ConformanceSession:
             self.tally.counts[rule].update(counts)
         for rule, gaps in data["gaps"].items():
             self.tally.gaps[rule].extend(gaps)
+        for rule, found in data.get("ruleScenarios", {}).items():
+            self.tally.scenarios[rule].update(found)
         self.observed_failures.update({k: (v[0], v[1]) for k, v in data["observed"].items()})
         self.scenarios_run.update(data["scenarios"])
         for scenario, variants in data["goldenVariants"].items():
@@ -158,9 +204,15 @@ class ConformanceSession:
                     "expected": counts["expected"],
                     "gap": counts["gap"],
                     "notApplicable": counts["n/a"],
+                    "scenarios": len(self.tally.scenarios.get(rule, ())),
                     "expectedByReason": {
                         k.split(":", 1)[1]: n for k, n in sorted(counts.items()) if k.startswith("expected:")
                     },
                 }
             )
         return rows
+
+
+def _one_line(messages: tuple[str, ...]) -> str:
+    text = " ".join(m.strip() for m in messages if m.strip())
+    return text.replace("\n", " ")[:200]

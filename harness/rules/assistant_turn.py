@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..facts import Facts
 from ..fake_provider import anthropic as anthropic_wire
 from ..fake_provider import openai as openai_wire
 from ..fake_provider.script import ScriptedExtra, ScriptedTurn
@@ -56,10 +57,9 @@ class ServedTurn:
         return message
 
 
-def served_turns(record: RunRecord) -> list[ServedTurn]:
+def served_turns(record: RunRecord, facts: Facts) -> list[ServedTurn]:
     """Scripted turns in the order the provider served them, with how each was served."""
-    data = record.variant.scenario.data
-    script = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
+    script = facts.turns
     served: list[ServedTurn] = []
     for p, phase in enumerate(record.phases):
         for _ in phase.requests:
@@ -78,8 +78,8 @@ def transcript_copies(record: RunRecord) -> Iterator[tuple[str, list[Any]]]:
                 yield f"phase {p} request {i}", body["messages"]
 
 
-def _pairs(record: RunRecord) -> Iterator[tuple[str, dict[str, Any], ServedTurn]]:
-    served = served_turns(record)
+def _pairs(record: RunRecord, facts: Facts) -> Iterator[tuple[str, dict[str, Any], ServedTurn]]:
+    served = served_turns(record, facts)
     if not served:
         raise NotApplicable("no provider turn was served")
     seen = False
@@ -93,9 +93,9 @@ def _pairs(record: RunRecord) -> Iterator[tuple[str, dict[str, Any], ServedTurn]
 
 
 @check("loop.assistant-turn")
-def assistant_turn(record: RunRecord) -> Iterator[str]:
-    style = record.variant.style
-    for where, got, turn in _pairs(record):
+def assistant_turn(record: RunRecord, facts: Facts) -> Iterator[str]:
+    style = facts.style
+    for where, got, turn in _pairs(record, facts):
         want = turn.provider_message(style)
         compare = _openai_turn if style == "openai" else _anthropic_turn
         yield from (f"{where}: {problem}" for problem in compare(got, want))
@@ -140,9 +140,9 @@ def _anthropic_turn(got: dict[str, Any], want: dict[str, Any]) -> Iterator[str]:
 
 
 @check("loop.assistant-extra-keys")
-def assistant_extra_keys(record: RunRecord) -> Iterator[str]:
-    style = record.variant.style
-    for where, got, turn in _pairs(record):
+def assistant_extra_keys(record: RunRecord, facts: Facts) -> Iterator[str]:
+    style = facts.style
+    for where, got, turn in _pairs(record, facts):
         want = turn.provider_message(style)
         if style == "openai":
             yield from _extra(where, got, want, OPENAI_CORE)
@@ -189,11 +189,11 @@ def _extra(where: str, got: dict[str, Any], want: dict[str, Any], core: frozense
 
 
 @check("loop.assistant-content-null")
-def assistant_content_null(record: RunRecord) -> Iterator[str]:
-    if record.variant.style != "openai":
+def assistant_content_null(record: RunRecord, facts: Facts) -> Iterator[str]:
+    if facts.style != "openai":
         raise NotApplicable("openai style only")
     seen = False
-    for where, got, turn in _pairs(record):
+    for where, got, turn in _pairs(record, facts):
         if turn.script.get("text") or not turn.script.get("toolCalls"):
             continue
         seen = True

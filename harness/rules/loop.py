@@ -1,18 +1,21 @@
-"""Checks for the §8 wire facts a port's loop puts on the provider wire (SPEC.md loop.*)
-and the tool declarations (decl.*)."""
+"""Checks for the §8 wire facts a port's loop puts on the provider wire (SPEC.md loop.*).
+
+Style-specific rules (``loop.*-openai``, ``loop.*-anthropic``) are not applicable on the
+other style's variants. The declarations (decl.*) live in declarations.py.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
+from ..facts import Facts
 from ..golden_files import read_golden
 from ..runner import PhaseRecord, RunRecord
-from ..scenario import Variant
-from . import NotApplicable, check
-from .model import BUILTIN_NAMES
-from .transcript import tool_turns
+from . import NotApplicable, check, only_style
+from .transcript import ToolTurn, tool_turns
 from .variations import total_is_unusable, turn_usage
 
 OPENAI_KEYS = {"model", "messages", "tools", "tool_choice", "stream", "stream_options"}
@@ -26,15 +29,6 @@ def _bodies(record: RunRecord) -> list[tuple[PhaseRecord, int, dict[str, Any]]]:
     return found
 
 
-def _style(record: RunRecord, style: str) -> None:
-    if record.variant.style != style:
-        raise NotApplicable(f"{style} style only")
-
-
-def _has_tools(variant: Variant) -> bool:
-    return bool(variant.toolkit()["tools"]) or bool(variant.toolkit().get("builtins"))
-
-
 def _expected_path(base_url: str, style: str) -> str:
     base = urlparse(base_url.rstrip("/")).path
     if style == "openai":
@@ -42,8 +36,8 @@ def _expected_path(base_url: str, style: str) -> str:
     return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
 
 
-def _endpoint(record: RunRecord, style: str) -> Iterator[str]:
-    _style(record, style)
+def _endpoint(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
+    only_style(facts, style)
     for p, phase in enumerate(record.phases, start=1):
         want = _expected_path(phase.params["baseUrl"], style)
         for i, (path, headers) in enumerate(zip(phase.request_paths, phase.request_headers), start=1):
@@ -62,18 +56,18 @@ def _endpoint(record: RunRecord, style: str) -> Iterator[str]:
 
 
 @check("loop.openai-endpoint")
-def openai_endpoint(record: RunRecord) -> Iterator[str]:
-    yield from _endpoint(record, "openai")
+def openai_endpoint(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _endpoint(record, facts, "openai")
 
 
 @check("loop.anthropic-endpoint")
-def anthropic_endpoint(record: RunRecord) -> Iterator[str]:
-    yield from _endpoint(record, "anthropic")
+def anthropic_endpoint(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _endpoint(record, facts, "anthropic")
 
 
 @check("loop.openai-body")
-def openai_body(record: RunRecord) -> Iterator[str]:
-    _style(record, "openai")
+def openai_body(record: RunRecord, facts: Facts) -> Iterator[str]:
+    only_style(facts, "openai")
     for _, i, body in _bodies(record):
         extra = sorted(set(body) - OPENAI_KEYS)
         if extra:
@@ -83,8 +77,8 @@ def openai_body(record: RunRecord) -> Iterator[str]:
 
 
 @check("loop.anthropic-body")
-def anthropic_body(record: RunRecord) -> Iterator[str]:
-    _style(record, "anthropic")
+def anthropic_body(record: RunRecord, facts: Facts) -> Iterator[str]:
+    only_style(facts, "anthropic")
     for _, i, body in _bodies(record):
         extra = sorted(set(body) - ANTHROPIC_KEYS)
         if extra:
@@ -94,8 +88,8 @@ def anthropic_body(record: RunRecord) -> Iterator[str]:
 
 
 @check("loop.tools-omitted-when-empty")
-def tools_omitted(record: RunRecord) -> Iterator[str]:
-    if _has_tools(record.variant):
+def tools_omitted(record: RunRecord, facts: Facts) -> Iterator[str]:
+    if facts.has_tools:
         raise NotApplicable("the toolkit is not empty")
     for _, i, body in _bodies(record):
         present = sorted({"tools", "tool_choice"} & set(body))
@@ -104,37 +98,37 @@ def tools_omitted(record: RunRecord) -> Iterator[str]:
 
 
 @check("loop.stream-body")
-def stream_body(record: RunRecord) -> Iterator[str]:
+def stream_body(record: RunRecord, facts: Facts) -> Iterator[str]:
     for phase in record.phases:
         for i, body in enumerate(phase.requests):
             if phase.entry == "stream":
                 if body.get("stream") is not True:
                     yield f"streamed request {i + 1} lacks stream:true"
-                if record.variant.style == "openai" and body.get("stream_options") != {"include_usage": True}:
+                if facts.style == "openai" and body.get("stream_options") != {"include_usage": True}:
                     yield f"streamed request {i + 1}: stream_options is {body.get('stream_options')!r}"
             elif body.get("stream"):
                 yield f"non-streamed request {i + 1} asks for a stream"
 
 
 @check("loop.user-prompt")
-def user_prompt(record: RunRecord) -> Iterator[str]:
+def user_prompt(record: RunRecord, facts: Facts) -> Iterator[str]:
     phase = record.first
     if not phase.requests:
         raise NotApplicable("no provider request")
     messages = phase.requests[0].get("messages") or []
-    want = {"role": "user", "content": record.variant.scenario.data["prompt"]}
+    want = {"role": "user", "content": facts.prompt}
     if not messages or messages[-1] != want:
         yield f"the first request's last message is {messages[-1] if messages else None!r}, expected {want!r}"
 
 
 @check("loop.system-prompt")
-def system_prompt(record: RunRecord) -> Iterator[str]:
-    system = (record.variant.scenario.data.get("client") or {}).get("systemPrompt")
+def system_prompt(record: RunRecord, facts: Facts) -> Iterator[str]:
+    system = facts.system_prompt
     if not system:
         raise NotApplicable("no system prompt configured")
     for _, i, body in _bodies(record):
         messages = body.get("messages") or []
-        if record.variant.style == "openai":
+        if facts.style == "openai":
             systems = [m for m in messages if m.get("role") == "system"]
             if systems != [{"role": "system", "content": system}] or messages[0].get("role") != "system":
                 yield f"request {i + 1}: expected one leading system message {system!r}, got {systems!r}"
@@ -143,96 +137,143 @@ def system_prompt(record: RunRecord) -> Iterator[str]:
                 yield f"request {i + 1}: system is {body.get('system')!r}, expected {system!r}"
             if any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
                 yield f"request {i + 1}: an Anthropic body carries a system message in messages"
-    if record.variant.style == "anthropic":
+    if facts.style == "anthropic":
         for p, phase in enumerate(record.phases, start=1):
             if any(isinstance(m, dict) and m.get("role") == "system" for m in (phase.result or {}).get("messages") or []):
                 yield f"phase {p}: the Anthropic transcript holds a system message; the prompt belongs in the system field only"
 
 
 @check("loop.model-verbatim")
-def model_verbatim(record: RunRecord) -> Iterator[str]:
+def model_verbatim(record: RunRecord, facts: Facts) -> Iterator[str]:
     for _, i, body in _bodies(record):
         if body.get("model") != record.first.params["model"]:
             yield f"request {i + 1}: model is {body.get('model')!r}, expected {record.first.params['model']!r}"
 
 
-@check("loop.tool-results-openai", "loop.tool-results-anthropic", "loop.results-in-call-order")
-def tool_results(record: RunRecord) -> Iterator[str]:
-    turns_seen = 0
+def _result_turns(record: RunRecord, facts: Facts) -> list[tuple[str, ToolTurn]]:
+    """Every answered tool turn in every copy of the transcript (request bodies + returned)."""
+    found = []
     for p, phase in enumerate(record.phases, start=1):
-        yield from (f"the fake provider refused a request: {v}" for v in phase.provider_violations)
         copies = [(f"phase {p} request {i}", body.get("messages")) for i, body in enumerate(phase.requests, start=1)]
         copies.append((f"phase {p} transcript", (phase.result or {}).get("messages")))
         for where, messages in copies:
-            for turn in tool_turns(messages or [], record.variant.style):
+            for turn in tool_turns(messages or [], facts.style):
                 if turn.messages_after == 0 and not turn.results:
                     continue
-                turns_seen += 1
-                # a halted transcript answers a prefix of the calls (halt.transcript judges which)
-                if turn.result_ids != turn.call_ids[: len(turn.result_ids)]:
-                    yield f"{where}: results {turn.result_ids} are not in tool-call order {turn.call_ids}"
-    if not turns_seen:
+                found.append((where, turn))
+    if not found:
         raise NotApplicable("no tool results were recorded")
+    return found
+
+
+def _order_problems(turns: list[tuple[str, ToolTurn]]) -> Iterator[str]:
+    for where, turn in turns:
+        # a halted transcript answers a prefix of the calls (halt.transcript judges which)
+        if turn.result_ids != turn.call_ids[: len(turn.result_ids)]:
+            yield f"{where}: results {turn.result_ids} are not in tool-call order {turn.call_ids}"
+
+
+def _tool_results(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
+    only_style(facts, style)
+    turns = _result_turns(record, facts)
+    for p, phase in enumerate(record.phases, start=1):
+        # the fake provider refuses a request whose results do not pair with its calls
+        yield from (f"phase {p}: the fake provider refused a request: {v}" for v in phase.provider_violations)
+    yield from _order_problems(turns)
+
+
+@check("loop.tool-results-openai")
+def tool_results_openai(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _tool_results(record, facts, "openai")
+
+
+@check("loop.tool-results-anthropic")
+def tool_results_anthropic(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _tool_results(record, facts, "anthropic")
+
+
+@check("loop.results-in-call-order")
+def results_in_call_order(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _order_problems(_result_turns(record, facts))
 
 
 @check("loop.final-text")
-def final_text(record: RunRecord) -> Iterator[str]:
+def final_text(record: RunRecord, facts: Facts) -> Iterator[str]:
     last = record.phases[-1]
-    turns = list(record.variant.scenario.data["turns"]) + list((record.variant.scenario.data.get("resume") or {}).get("turns", []))
+    turns = facts.turns
     if not turns or turns[-1].get("toolCalls") or (last.result or {}).get("status") != "done":
         raise NotApplicable("the run does not end on a final answer")
     want = turns[-1].get("text", "")
-    if last.result.get("text") != want:
-        yield f"RunResult.text is {last.result.get('text')!r}, expected the final turn's text {want!r}"
+    got = (last.result or {}).get("text")
+    if got != want:
+        yield f"RunResult.text is {got!r}, expected the final turn's text {want!r}"
 
 
 @check("loop.usage-summed")
-def usage_summed(record: RunRecord) -> Iterator[str]:
+def usage_summed(record: RunRecord, facts: Facts) -> Iterator[str]:
     phase = record.first
     usage = (phase.result or {}).get("usage")
     if not isinstance(usage, dict):
         raise NotApplicable("no usage reported")
-    turns = record.variant.scenario.data["turns"][: len(phase.requests)]
+    turns = facts.first_turns[: len(phase.requests)]
     prompt = sum(turn_usage(t)[0] for t in turns)
     completion = sum(turn_usage(t)[1] for t in turns)
     want = {"promptTokens": prompt, "completionTokens": completion, "totalTokens": prompt + completion}
-    if total_is_unusable(record, turns):
+    if total_is_unusable(facts, turns):
         del want["totalTokens"]  # a missing or zero total_tokens: loop.usage-total-missing judges it
     got = {k: usage.get(k) for k in want}
     if got != want:
         yield f"usage is {got}, expected the per-turn sum {want}"
 
 
-@check("loop.sse-openai", "loop.sse-anthropic")
-def sse_assembly(record: RunRecord) -> Iterator[str]:
+def _sse_assembly(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
+    only_style(facts, style)
     streamed = [p for p in record.phases if p.entry == "stream"]
     if not streamed:
         raise NotApplicable("not a streaming variant")
-    scripted = {c["id"]: c for t in record.variant.scenario.data["turns"] for c in t.get("toolCalls", [])}
     for phase in streamed:
-        turns = record.variant.scenario.data["turns"][: len(phase.requests)]
+        turns = facts.first_turns[: len(phase.requests)]
         if (phase.result or {}).get("status") == "done" and turns and not turns[-1].get("toolCalls"):
-            if phase.result.get("text") != turns[-1].get("text", ""):
-                yield f"the streamed final text assembled to {phase.result.get('text')!r}, streamed {turns[-1].get('text', '')!r}"
+            # the assembled final turn as the transcript keeps it (RunResult.text is loop.final-text's)
+            assembled = _last_assistant_text((phase.result or {}).get("messages") or [], style)
+            if assembled is not None and assembled != turns[-1].get("text", ""):
+                yield f"the streamed final turn assembled to {assembled!r}, streamed {turns[-1].get('text', '')!r}"
         for body in phase.requests[1:]:
-            for turn in tool_turns(body.get("messages") or [], record.variant.style):
+            for turn in tool_turns(body.get("messages") or [], style):
                 for call in turn.calls:
-                    want = scripted.get(call.id)
+                    want = facts.calls.get(call.id)
                     if want is None:
                         continue
-                    if record.variant.style == "openai" and call.arguments != want["arguments"]:
-                        yield f"assembled arguments of {call.id} are {call.arguments!r}, streamed {want['arguments']!r}"
-                    if record.variant.style == "anthropic":
-                        import json
+                    if style == "openai" and call.arguments != want.raw_arguments:
+                        yield f"assembled arguments of {call.id} are {call.arguments!r}, streamed {want.raw_arguments!r}"
+                    if style == "anthropic" and call.arguments != json.loads(want.raw_arguments):
+                        yield f"assembled input of {call.id} is {call.arguments!r}"
 
-                        if call.arguments != json.loads(want["arguments"]):
-                            yield f"assembled input of {call.id} is {call.arguments!r}"
+
+def _last_assistant_text(messages: list[Any], style: str) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            if style == "anthropic" and isinstance(content, list):
+                return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+            return content if isinstance(content, str) else None
+    return None
+
+
+@check("loop.sse-openai")
+def sse_openai(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _sse_assembly(record, facts, "openai")
+
+
+@check("loop.sse-anthropic")
+def sse_anthropic(record: RunRecord, facts: Facts) -> Iterator[str]:
+    yield from _sse_assembly(record, facts, "anthropic")
 
 
 @check("loop.anthropic-system-empty")
-def anthropic_system_empty(record: RunRecord) -> Iterator[str]:
-    _style(record, "anthropic")
-    if (record.variant.scenario.data.get("client") or {}).get("systemPrompt"):
+def anthropic_system_empty(record: RunRecord, facts: Facts) -> Iterator[str]:
+    only_style(facts, "anthropic")
+    if facts.system_prompt:
         raise NotApplicable("a system prompt is configured")
     for _, i, body in _bodies(record):
         if "system" in body:
@@ -240,10 +281,10 @@ def anthropic_system_empty(record: RunRecord) -> Iterator[str]:
 
 
 @check("loop.max-turns-exhaustion")
-def max_turns(record: RunRecord) -> Iterator[str]:
-    data = record.variant.scenario.data
-    max_turns_ = (data.get("client") or {}).get("maxTurns")
-    if not max_turns_ or len(data["turns"]) <= max_turns_ or not data["turns"][max_turns_ - 1].get("toolCalls"):
+def max_turns(record: RunRecord, facts: Facts) -> Iterator[str]:
+    max_turns_ = facts.max_turns
+    turns = facts.first_turns
+    if not max_turns_ or len(turns) <= max_turns_ or not turns[max_turns_ - 1].get("toolCalls"):
         raise NotApplicable("maxTurns is not exhausted")
     phase = record.first
     if len(phase.requests) > max_turns_:
@@ -251,8 +292,8 @@ def max_turns(record: RunRecord) -> Iterator[str]:
     got = phase.result or {}
     if got.get("status") == "pending":
         return
-    name = record.variant.name.removesuffix("-uncalled-relay")
-    golden = read_golden(record.variant.scenario.id, name)
+    name = facts.variant_name.removesuffix("-uncalled-relay")
+    golden = read_golden(facts.scenario_id, name)
     if golden is None:
         raise NotApplicable(f"no golden for {name} to hold the reference's answer")
     want = golden["observables"]["phases"][0].get("result") or {}
@@ -261,59 +302,3 @@ def max_turns(record: RunRecord) -> Iterator[str]:
             yield f"on exhaustion {key} is {got.get(key, '<absent>')!r}; the reference gives {want.get(key, '<absent>')!r}"
 
 
-@check("decl.openai-shape", "decl.anthropic-shape", "decl.gemini-shape", "decl.order")
-def declarations(record: RunRecord) -> Iterator[str]:
-    decls = record.declarations
-    if decls is None:
-        raise NotApplicable(f"toolkit.describe refused the toolkit: {record.declaration_error}")
-    tools = record.variant.toolkit()["tools"]
-    names = [t["name"] for t in tools]
-    gemini = decls.get("gemini")
-    gemini_list = gemini[0].get("functionDeclarations") if isinstance(gemini, list) and len(gemini) == 1 and isinstance(gemini[0], dict) else None
-    for style, listed in (
-        ("openai", [(d.get("function") or {}).get("name") for d in decls.get("openai") or []]),
-        ("anthropic", [d.get("name") for d in decls.get("anthropic") or []]),
-        ("gemini", [d.get("name") for d in gemini_list or [] if isinstance(d, dict)]),
-    ):
-        ours = [n for n in listed if n in names]
-        if ours != names:
-            yield f"{style} declarations list {ours}, expected the toolkit's order {names}"
-    schemas = {t["name"]: t.get("schema") for t in tools if t.get("schema") is not None}
-    for d in decls.get("openai") or []:
-        if set(d) != {"type", "function"} or d.get("type") != "function":
-            yield f"openai declaration has keys {sorted(d)}: {d}"
-            continue
-        fn = d["function"]
-        if set(fn) != {"name", "description", "parameters"}:
-            yield f"openai declaration of {fn.get('name')!r}: function has keys {sorted(fn)}"
-        if fn.get("name") in schemas and fn.get("parameters") != schemas[fn["name"]]:
-            yield f"openai declaration of {fn['name']!r}: parameters {fn.get('parameters')!r} differ from the input schema"
-    for d in decls.get("anthropic") or []:
-        if set(d) != {"name", "description", "input_schema"}:
-            yield f"anthropic declaration has keys {sorted(d)}"
-        elif d["name"] in schemas and d["input_schema"] != schemas[d["name"]]:
-            yield f"anthropic declaration of {d['name']!r}: input_schema differs from the tool's schema"
-    if gemini_list is None:
-        yield f"gemini declarations are not one {{functionDeclarations: [...]}}: {gemini!r}"
-    for p, phase in enumerate(record.phases, start=1):
-        for i, body in enumerate(phase.requests, start=1):
-            if "tools" in body and body["tools"] != decls.get(record.variant.style):
-                yield f"phase {p} request {i}: tools differ from the {record.variant.style} declarations toolkit.describe returned"
-
-
-@check("decl.builtin-names")
-def builtin_names(record: RunRecord) -> Iterator[str]:
-    if not record.variant.toolkit().get("builtins"):
-        raise NotApplicable("builtins are off")
-    if record.declarations is None:
-        raise NotApplicable("the toolkit was refused")
-    openai = {(d.get("function") or {}).get("name"): (d.get("function") or {}).get("parameters") for d in record.declarations.get("openai") or []}
-    anthropic = {d.get("name"): d.get("input_schema") for d in record.declarations.get("anthropic") or []}
-    for style, listed in (("openai", openai), ("anthropic", anthropic)):
-        missing = sorted(BUILTIN_NAMES - set(listed))
-        if missing:
-            yield f"{style}: builtins missing from the declarations: {missing}"
-        for name in sorted(BUILTIN_NAMES & set(listed)):
-            schema = listed[name]
-            if not isinstance(schema, dict) or schema.get("type") != "object" or not schema.get("properties"):
-                yield f"{style}: builtin {name!r} is declared without its input schema: {schema!r}"

@@ -6,18 +6,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from ..facts import Facts, ScriptedCall
+from ..json_types import json_type_name
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
-from .halted_transcript import expected_real_output
-from .model import (
-    ScriptedCall,
-    all_scripted_calls,
-    classify,
-    halting_turn,
-    relay_tool_names,
-    rewritten_args,
-    tools_by_name,
-)
 from .transcript import last_tool_turn, tool_turns
 
 CALL_KEYS = {"id", "name", "input", "arguments"}
@@ -50,34 +42,17 @@ def _calls(request: dict[str, Any]) -> list[Any]:
     return calls if isinstance(calls, list) else []
 
 
-def suspension_request(record: RunRecord, call: ScriptedCall) -> dict[str, Any] | None:
-    """The Request a non-relay call suspends with, as the scenario scripts it."""
-    rules = ((record.variant.scenario.data.get("host") or {}).get("hooks") or {}).get("beforeTool", [])
-    for rule in rules:
-        if rule["tool"] == call.name and "suspend" in rule:
-            return dict(rule["suspend"])
-    behaviour = tools_by_name(record.variant).get(call.name, {}).get("behaviour", {})
-    found = behaviour.get("suspend") or behaviour.get("alwaysSuspend")
-    return dict(found) if found is not None else None
-
-
-def _require_relay(record: RunRecord) -> None:
-    if not relay_tool_names(record.variant) or not any(
-        c.kind == "relay" for c in all_scripted_calls(record.variant).values()
-    ):
+def _require_relay(facts: Facts) -> None:
+    if not facts.relay_tools or not facts.calls_relay:
         raise NotApplicable("no relay tool is called in this scenario")
 
 
-def _durable(record: RunRecord) -> bool:
-    return "waitFor" not in (record.variant.scenario.data.get("host") or {})
-
-
 @check("relay.request-kind")
-def request_kind(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    turn = halting_turn(record.variant) or []
+def request_kind(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    turn = facts.halting_turn or ()
     suspending = [c for c in turn if c.kind in {"relay", "suspend"}]
-    if _durable(record) and suspending and suspending[0].kind == "relay":
+    if facts.durable and suspending and suspending[0].kind == "relay":
         pending = (record.first.result or {}).get("pending")
         if not isinstance(pending, dict):
             yield "the run did not halt with a pending Request although a relay call was first to suspend"
@@ -97,37 +72,38 @@ def request_kind(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.call-entry-keys")
-def call_entry_keys(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    types = {"id": str, "name": str, "input": dict, "arguments": str}
+def call_entry_keys(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    types = {"id": "string", "name": "string", "input": "object", "arguments": "string"}
     for where, request in relay_requests(record):
         for i, entry in enumerate(_calls(request)):
             if not isinstance(entry, dict):
-                yield f"{where}: data.calls[{i}] is not an object"
+                yield f"{where}: data.calls[{i}] is a JSON {json_type_name(entry)}, not an object"
                 continue
             if set(entry) != CALL_KEYS:
                 extra, missing = sorted(set(entry) - CALL_KEYS), sorted(CALL_KEYS - set(entry))
                 yield f"{where}: data.calls[{i}] keys differ: extra {extra}, missing {missing}"
             for key, kind in types.items():
-                if key in entry and not isinstance(entry[key], kind):
-                    yield f"{where}: data.calls[{i}].{key} is {type(entry[key]).__name__}, expected {kind.__name__}"
+                if key in entry and json_type_name(entry[key]) != kind:
+                    yield f"{where}: data.calls[{i}].{key} is a JSON {json_type_name(entry[key])}, expected {kind}"
 
 
 @check("relay.call-id-stamped")
-def call_id_stamped(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    scripted = all_scripted_calls(record.variant)
+def call_id_stamped(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    scripted = facts.calls
     for where, request in relay_requests(record):
         for i, entry in enumerate(_calls(request)):
-            call = scripted.get(entry.get("id")) if isinstance(entry, dict) else None
+            call_id = entry.get("id") if isinstance(entry, dict) else None
+            call = scripted.get(call_id) if isinstance(call_id, str) else None
             if call is None:
-                yield f"{where}: data.calls[{i}].id {entry.get('id')!r} is not a provider call id of this run"
+                yield f"{where}: data.calls[{i}].id {call_id!r} is not a provider call id of this run"
             elif call.name != entry.get("name"):
                 yield f"{where}: data.calls[{i}] names {entry.get('name')!r} but call {call.id} is {call.name!r}"
 
 
-def _entries(record: RunRecord) -> Iterator[tuple[str, dict[str, Any], ScriptedCall]]:
-    scripted = all_scripted_calls(record.variant)
+def _entries(record: RunRecord, facts: Facts) -> Iterator[tuple[str, dict[str, Any], ScriptedCall]]:
+    scripted = facts.calls
     for where, request in relay_requests(record):
         for i, entry in enumerate(_calls(request)):
             if isinstance(entry, dict) and entry.get("id") in scripted:
@@ -135,12 +111,12 @@ def _entries(record: RunRecord) -> Iterator[tuple[str, dict[str, Any], ScriptedC
 
 
 @check("relay.arguments-raw-openai")
-def arguments_raw_openai(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    if record.variant.style != "openai":
+def arguments_raw_openai(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    if facts.style != "openai":
         raise NotApplicable("anthropic style sends input as an object")
-    rewritten = rewritten_args(record.variant)
-    for where, entry, call in _entries(record):
+    rewritten = facts.rewritten_args
+    for where, entry, call in _entries(record, facts):
         if call.name in rewritten:
             continue
         if entry.get("arguments") != call.raw_arguments:
@@ -148,30 +124,30 @@ def arguments_raw_openai(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.arguments-parse-to-input")
-def arguments_parse_to_input(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    rewritten = rewritten_args(record.variant)
-    for where, entry, call in _entries(record):
+def arguments_parse_to_input(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    rewritten = facts.rewritten_args
+    for where, entry, call in _entries(record, facts):
         try:
             parsed = json.loads(entry.get("arguments", ""))
         except (TypeError, json.JSONDecodeError):
             yield f"{where}.arguments is not JSON: {entry.get('arguments')!r}"
             continue
-        expected = rewritten.get(call.name, call.arguments)
         if parsed != entry.get("input"):
             yield f"{where}.arguments parses to {parsed!r}, but input is {entry.get('input')!r}"
-        if entry.get("input") != expected:
-            yield f"{where}.input is {entry.get('input')!r}, expected {expected!r}"
+        # a rewritten call's input is relay.args-rewrite's to judge
+        if call.name not in rewritten and entry.get("input") != call.arguments:
+            yield f"{where}.input is {entry.get('input')!r}, expected {call.arguments!r}"
 
 
 @check("relay.arguments-anthropic-format")
-def arguments_anthropic_format(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    rewritten = rewritten_args(record.variant)
-    if record.variant.style != "anthropic" and not rewritten:
+def arguments_anthropic_format(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    rewritten = facts.rewritten_args
+    if facts.style != "anthropic" and not rewritten:
         raise NotApplicable("openai style carries the raw string and no args rewrite makes the loop serialize")
-    for where, entry, call in _entries(record):
-        if record.variant.style != "anthropic" and call.name not in rewritten:
+    for where, entry, call in _entries(record, facts):
+        if facts.style != "anthropic" and call.name not in rewritten:
             continue
         compact = json.dumps(entry.get("input"), separators=(",", ":"), ensure_ascii=False)
         if entry.get("arguments") != compact:
@@ -179,12 +155,12 @@ def arguments_anthropic_format(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.args-rewrite")
-def args_rewrite(record: RunRecord) -> Iterator[str]:
-    rewritten = rewritten_args(record.variant)
+def args_rewrite(record: RunRecord, facts: Facts) -> Iterator[str]:
+    rewritten = facts.rewritten_args
     if not rewritten:
         raise NotApplicable("no beforeTool args rewrite in this scenario")
     seen = False
-    for where, entry, call in _entries(record):
+    for where, entry, call in _entries(record, facts):
         if call.name not in rewritten:
             continue
         seen = True
@@ -204,11 +180,11 @@ def args_rewrite(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.calls-in-one-request")
-def calls_in_one_request(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    if not _durable(record):
+def calls_in_one_request(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    if not facts.durable:
         raise NotApplicable("in-process path: one callback per call instead")
-    turn = halting_turn(record.variant) or []
+    turn = facts.halting_turn or ()
     suspending = [c for c in turn if c.kind in {"relay", "suspend"}]
     if not suspending or suspending[0].kind != "relay":
         raise NotApplicable("the first suspension of the turn is not a relay call")
@@ -220,10 +196,10 @@ def calls_in_one_request(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.non-relay-first-uncontaminated")
-def non_relay_first(record: RunRecord) -> Iterator[str]:
-    turn = halting_turn(record.variant) or []
+def non_relay_first(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn = facts.halting_turn or ()
     suspending = [c for c in turn if c.kind in {"relay", "suspend"}]
-    if not _durable(record) or not suspending or suspending[0].kind != "suspend":
+    if not facts.durable or not suspending or suspending[0].kind != "suspend":
         raise NotApplicable("no non-relay suspension comes first in a durable turn")
     if not any(c.kind == "relay" for c in turn):
         raise NotApplicable("no relay call in the halting turn")
@@ -233,24 +209,24 @@ def non_relay_first(record: RunRecord) -> Iterator[str]:
         return
     if pending.get("kind") == "tool_call" or "calls" in (pending.get("data") or {}):
         yield f"the surfaced non-relay Request carries relay calls: {pending!r}"
-    produced = suspension_request(record, suspending[0])
+    produced = facts.native_request(suspending[0])
     if produced is not None and pending != produced:
         yield f"the surfaced Request is {pending!r}; expected exactly what the tool produced, {produced!r}"
 
 
 @check("relay.inprocess-one-callback-per-call")
-def one_callback_per_call(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    if _durable(record):
+def one_callback_per_call(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    if facts.durable:
         raise NotApplicable("durable path")
     for p, phase in enumerate(record.phases):
         yield from (f"phase {p + 1}: {v}" for v in phase.host.violations if "outstanding" in v)
-    relay_calls = [c.id for c in all_scripted_calls(record.variant).values() if c.kind == "relay"]
+    relay_calls = [c.id for c in facts.calls.values() if c.kind == "relay"]
     seen: list[str] = []
     for where, request in relay_requests(record):
         if not where.split(" ", 2)[2].startswith("waitFor"):
             continue
-        ids = [e.get("id") for e in _calls(request) if isinstance(e, dict)]
+        ids = [str(e.get("id")) for e in _calls(request) if isinstance(e, dict)]
         if len(ids) != 1:
             yield f"{where} carries {len(ids)} calls {ids}; each callback must carry exactly its own call"
         seen.extend(ids)
@@ -259,34 +235,32 @@ def one_callback_per_call(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.not-a-tool-error")
-def relay_not_a_tool_error(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
-    names = relay_tool_names(record.variant)
+def relay_not_a_tool_error(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
+    names = facts.relay_tools
     events = [m for phase in record.phases for m in phase.metrics if m.get("event") == "tool" and m.get("tool") in names]
     suspensions = [m for m in events if m.get("pending") is True]
     if not suspensions:
         yield f"no tool event with pending:true for the relay tools {sorted(names)} (tool events: {events})"
     for m in suspensions:
-        if m.get("isError") is not False:
+        # a missing or renamed isError key is keys.tool-event's failure
+        if "isError" in m and m["isError"] is not False:
             yield f"relay suspension event has isError {m.get('isError')!r}, expected false: {m}"
         if m.get("source") != "relay":
             yield f"relay suspension event has source {m.get('source')!r}, expected 'relay': {m}"
 
 
-def _mixed_turns(record: RunRecord) -> list[list[ScriptedCall]]:
-    data = record.variant.scenario.data
-    turns = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
-    classified = [classify(record.variant, t) for t in turns]
-    return [t for t in classified if any(c.kind == "relay" for c in t) and any(c.kind == "real" for c in t)]
+def _mixed_turns(facts: Facts) -> list[tuple[ScriptedCall, ...]]:
+    return [t for t in facts.turn_calls if any(c.kind == "relay" for c in t) and any(c.kind == "real" for c in t)]
 
 
 @check("relay.alongside-real-tools")
-def alongside_real_tools(record: RunRecord) -> Iterator[str]:
-    mixed = _mixed_turns(record)
+def alongside_real_tools(record: RunRecord, facts: Facts) -> Iterator[str]:
+    mixed = _mixed_turns(facts)
     if not mixed:
         raise NotApplicable("no turn mixes relay calls with real tools")
     executions = [e for phase in record.phases for e in phase.executions]
-    rewritten = rewritten_args(record.variant)
+    rewritten = facts.rewritten_args
     for turn in mixed:
         for call in (c for c in turn if c.kind == "real"):
             runs = [e for e in executions if e.get("callId") == call.id]
@@ -296,14 +270,14 @@ def alongside_real_tools(record: RunRecord) -> Iterator[str]:
             for run in runs:
                 if "args" in run and run["args"] != want:
                     yield f"real tool call {call.id} ran with {run['args']!r}, expected its own arguments {want!r}"
-    if _durable(record):
-        yield from _alongside_durable(record, mixed[-1])
+    if facts.durable:
+        yield from _alongside_durable(record, facts, mixed[-1])
     else:
-        yield from _alongside_inprocess(record, mixed)
+        yield from _alongside_inprocess(record, facts, mixed)
 
 
-def _alongside_inprocess(record: RunRecord, mixed: list[list[ScriptedCall]]) -> Iterator[str]:
-    style = record.variant.style
+def _alongside_inprocess(record: RunRecord, facts: Facts, mixed: list[tuple[ScriptedCall, ...]]) -> Iterator[str]:
+    style = facts.style
     bodies = [body for phase in record.phases for body in phase.requests]
     for turn in mixed:
         ids = [c.id for c in turn]
@@ -315,15 +289,15 @@ def _alongside_inprocess(record: RunRecord, mixed: list[list[ScriptedCall]]) -> 
             yield f"the turn's results are for {seen[-1].result_ids}, expected one per call in call order {ids}"
         by_id = {r.call_id: r for r in seen[-1].results}
         for call in (c for c in turn if c.kind == "real"):
-            real = expected_real_output(record, call)
+            real = facts.expected_real_output(call)
             got = by_id.get(call.id)
             if real is not None and got is not None and got.content != real[0]:
                 yield f"real tool call {call.id}'s result is {got.content!r}, expected its own output {real[0]!r}"
 
 
-def _alongside_durable(record: RunRecord, turn: list[ScriptedCall]) -> Iterator[str]:
+def _alongside_durable(record: RunRecord, facts: Facts, turn: tuple[ScriptedCall, ...]) -> Iterator[str]:
     halted = next((i for i, c in enumerate(turn) if c.kind in {"relay", "suspend"}), None)
-    last = last_tool_turn((record.first.result or {}).get("messages") or [], record.variant.style)
+    last = last_tool_turn((record.first.result or {}).get("messages") or [], facts.style)
     if halted is None or last is None:
         yield "the durable run did not leave a halted tool turn in its transcript"
         return
@@ -334,14 +308,14 @@ def _alongside_durable(record: RunRecord, turn: list[ScriptedCall]) -> Iterator[
         got = by_id.get(call.id)
         if i > halted and got is not None:
             yield f"real tool call {call.id} after the halted call kept its result {got.content!r} in the halted transcript"
-        real = expected_real_output(record, call)
+        real = facts.expected_real_output(call)
         if i < halted and real is not None and (got is None or got.content != real[0]):
             yield f"real tool call {call.id} before the halted call has result {getattr(got, 'content', None)!r}, expected {real[0]!r}"
 
 
 @check("relay.prompt-text")
-def prompt_text(record: RunRecord) -> Iterator[str]:
-    _require_relay(record)
+def prompt_text(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _require_relay(facts)
     for where, request in relay_requests(record):
         calls = _calls(request)
         name = calls[0].get("name") if calls and isinstance(calls[0], dict) else "?"
@@ -350,18 +324,15 @@ def prompt_text(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.multi-round")
-def multi_round(record: RunRecord) -> Iterator[str]:
-    data = record.variant.scenario.data
-    turns = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
-    names = relay_tool_names(record.variant)
-    rounds = [[c["id"] for c in t.get("toolCalls", []) if c["name"] in names] for t in turns]
+def multi_round(record: RunRecord, facts: Facts) -> Iterator[str]:
+    rounds = [[c.id for c in turn if c.kind == "relay"] for turn in facts.turn_calls]
     rounds = [r for r in rounds if r]
     if len(rounds) < 2:
         raise NotApplicable("fewer than two turns call a relay tool")
     got = {e.get("id") for _, r in relay_requests(record) for e in _calls(r) if isinstance(e, dict)}
     final = (record.phases[-1].result or {}).get("pending") or {}
     still_pending = {e.get("id") for e in _calls(final) if isinstance(e, dict)}
-    results = final_results(record)
+    results = final_results(record, facts.style)
     for n, ids in enumerate(rounds, start=1):
         for call_id in ids:
             if call_id not in got:
@@ -370,9 +341,8 @@ def multi_round(record: RunRecord) -> Iterator[str]:
                 yield f"round {n}: the result of relay call {call_id} never reached a later request"
 
 
-def final_results(record: RunRecord) -> dict[str, Any]:
+def final_results(record: RunRecord, style: str) -> dict[str, Any]:
     """The results the provider finally saw for every call, by call id (last request wins)."""
-    style = record.variant.style
     results: dict[str, Any] = {}
     for phase in record.phases:
         for body in phase.requests:

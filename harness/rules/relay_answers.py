@@ -5,48 +5,35 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..declarations import BUILTIN_NAMES, declaration, declared_name
+from ..facts import Facts
+from ..host import Exchange
 from ..runner import RunRecord
-from ..scenario import UNCALLED_RELAY_TOOL
 from . import NotApplicable, check
-from .model import BUILTIN_NAMES, all_scripted_calls, relay_tool_names, tools_by_name
-from .relay import final_results, relay_requests
+from .relay import final_results
 
 DECLINED = "declined/expired: "
 
 
-def declaration(tool: dict[str, Any], style: str) -> dict[str, Any]:
-    schema = tool.get("schema")
-    if style == "openai":
-        fn: dict[str, Any] = {"name": tool["name"], "description": tool.get("description", "")}
-        if schema is not None:
-            fn["parameters"] = schema
-        return {"type": "function", "function": fn}
-    decl = {"name": tool["name"], "description": tool.get("description", "")}
-    if schema is not None:
-        decl["input_schema"] = schema
-    return decl
-
-
-def _declared(record: RunRecord, name: str) -> dict[str, Any] | None:
+def _declared(record: RunRecord, facts: Facts, name: str) -> dict[str, Any] | None:
     if not record.first.requests:
         return None
     for tool in record.first.requests[0].get("tools") or []:
-        found = (tool.get("function") or {}).get("name") if record.variant.style == "openai" else tool.get("name")
-        if found == name:
-            return tool
+        if declared_name(tool, facts.style) == name:
+            return dict(tool)
     return None
 
 
 @check("relay.declared-like-any-tool")
-def declared_like_any_tool(record: RunRecord) -> Iterator[str]:
-    relay = [t for t in record.variant.toolkit()["tools"] if t.get("relay")]
+def declared_like_any_tool(record: RunRecord, facts: Facts) -> Iterator[str]:
+    relay = [t for t in facts.tools.values() if t.get("relay")]
     if not relay:
         raise NotApplicable("no relay tool declared")
     if record.first.error and not record.first.requests:
         raise NotApplicable("the run made no provider request")
     for tool in relay:
-        got = _declared(record, tool["name"])
-        want = declaration(tool, record.variant.style)
+        got = _declared(record, facts, tool["name"])
+        want = declaration(tool, facts.style)
         if got is None:
             yield f"relay tool {tool['name']!r} is not declared in the first request's tools"
             continue
@@ -59,20 +46,21 @@ def declared_like_any_tool(record: RunRecord) -> Iterator[str]:
                 yield f"declaration of {tool['name']!r}: {key} is {got.get(key)!r}, expected {value!r}"
 
 
+def answer_exchanges(record: RunRecord) -> list[Exchange]:
+    """Every (Request, Answer) pair of the run: the host's waitFor replies, as the host
+    logged them, and the Answer a resume passed with its pending Request."""
+    found = [e for phase in record.phases for e in phase.host.exchanges if e.answer is not None]
+    found += [e for phase in record.phases if (e := phase.resume_exchange) is not None]
+    return found
+
+
 def _answer_for_call(record: RunRecord, call_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(answer, request) that answered a relay call, on either path."""
-    for p, phase in enumerate(record.phases):
-        if p == 1 and phase.params.get("answer"):
-            request = phase.params["pending"]
-            if any(isinstance(e, dict) and e.get("id") == call_id for e in (request.get("data") or {}).get("calls", [])):
-                return phase.params["answer"], request
-    answers = ((record.variant.scenario.data.get("host") or {}).get("waitFor") or {}).get("answers", {})
-    for where, request in relay_requests(record):
+    for exchange in answer_exchanges(record):
+        request = exchange.request if isinstance(exchange.request, dict) else {}
         calls = (request.get("data") or {}).get("calls") or []
-        if "waitFor" in where and len(calls) == 1 and calls[0].get("id") == call_id:
-            template = answers.get(f"call:{call_id}") or answers.get("*")
-            if template is not None:
-                return template, request
+        if any(isinstance(e, dict) and e.get("id") == call_id for e in calls) and exchange.answer is not None:
+            return exchange.answer, request
     return None
 
 
@@ -91,9 +79,9 @@ def expected_result(answer: dict[str, Any], request: dict[str, Any], call_id: st
     return None
 
 
-def _relay_outcomes(record: RunRecord) -> Iterator[tuple[str, tuple[str, bool], Any, dict[str, Any]]]:
-    results = final_results(record)
-    for call in all_scripted_calls(record.variant).values():
+def _relay_outcomes(record: RunRecord, facts: Facts) -> Iterator[tuple[str, tuple[str, bool], Any, dict[str, Any]]]:
+    results = final_results(record, facts.style)
+    for call in facts.calls.values():
         if call.kind != "relay":
             continue
         found = _answer_for_call(record, call.id)
@@ -116,50 +104,63 @@ def _compare(call_id: str, expected: tuple[str, bool], got: Any, style: str) -> 
 
 
 @check("relay.answer-shapes")
-def answer_shapes(record: RunRecord) -> Iterator[str]:
-    outcomes = list(_relay_outcomes(record))
+def answer_shapes(record: RunRecord, facts: Facts) -> Iterator[str]:
+    outcomes = list(_relay_outcomes(record, facts))
     if not outcomes:
         raise NotApplicable("no relay call was answered")
     for call_id, expected, got, _ in outcomes:
-        yield from _compare(call_id, expected, got, record.variant.style)
+        yield from _compare(call_id, expected, got, facts.style)
 
 
-def _shorthand_on_many(record: RunRecord) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(answer, pending) of a resume answering a several-call relay Request with the shorthand."""
-    resumed = record.resumed
-    if resumed is None or resumed.error is not None:
-        return None
-    answer, pending = resumed.params.get("answer") or {}, resumed.params.get("pending") or {}
-    data = answer.get("data") or {}
-    calls = (pending.get("data") or {}).get("calls") or []
-    if answer.get("ok") and "output" in data and "results" not in data and len(calls) > 1:
-        return answer, pending
-    return None
+def _shorthands_on_many(record: RunRecord) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(answer, request) of every Answer that gave the shorthand to a Request with several
+    calls, on either path (a waitFor reply or a resume's Answer)."""
+    found = []
+    for exchange in answer_exchanges(record):
+        answer, request = exchange.answer, exchange.request
+        if not isinstance(answer, dict) or not isinstance(request, dict):
+            continue
+        data: dict[str, Any] = answer["data"] if isinstance(answer.get("data"), dict) else {}
+        calls = (request.get("data") or {}).get("calls") if isinstance(request.get("data"), dict) else None
+        if answer.get("ok") and "output" in data and "results" not in data and isinstance(calls, list) and len(calls) > 1:
+            found.append((answer, request))
+    return found
 
 
 @check("relay.shorthand-one-call-only")
-def shorthand_one_call_only(record: RunRecord) -> Iterator[str]:
-    shorthand = [o for o in _relay_outcomes(record) if "output" in (o[3].get("data") or {})]
-    many = _shorthand_on_many(record)
-    if not shorthand and many is None:
-        raise NotApplicable("no shorthand answer in this scenario")
-    results = final_results(record)
-    if many is not None:
-        answer, pending = many
-        for entry in (pending.get("data") or {}).get("calls") or []:
-            got = results.get(entry.get("id"))
-            if got is None:
-                yield f"relay call {entry.get('id')} got no result after the shorthand resume"
-            elif got.content == answer["data"]["output"]:
-                yield f"the shorthand output landed on {entry.get('id')} although the Request carries {len(pending['data']['calls'])} calls"
-            elif record.variant.style == "anthropic" and got.is_error is not True:
-                yield f"relay call {entry.get('id')} of a several-call Request answered by the shorthand must get an error result, got {got.content!r}"
+def shorthand_one_call_only(record: RunRecord, facts: Facts) -> Iterator[str]:
+    shorthand = [o for o in _relay_outcomes(record, facts) if "output" in (o[3].get("data") or {})]
+    if not shorthand:
+        raise NotApplicable("no shorthand answer to a one-call Request in this scenario")
+    results = final_results(record, facts.style)
     for call_id, expected, got, _ in shorthand:
-        yield from _compare(call_id, expected, got, record.variant.style)
-        for other in all_scripted_calls(record.variant).values():
+        yield from _compare(call_id, expected, got, facts.style)
+        for other in facts.calls.values():
             r = results.get(other.id)
             if other.id != call_id and r is not None and r.content == expected[0]:
                 yield f"the shorthand output also landed on call {other.id} ({other.name}); it answers only {call_id}"
+
+
+@check("relay.shorthand-several-calls")
+def shorthand_several_calls(record: RunRecord, facts: Facts) -> Iterator[str]:
+    """The reference fills no slot of a several-call Request from a shorthand: each gets the
+    missing-result error (a slot with no result at all is resume.one-result-per-call's)."""
+    many = _shorthands_on_many(record)
+    if not many:
+        raise NotApplicable("no shorthand answer to a Request with several calls")
+    results = final_results(record, facts.style)
+    for answer, request in many:
+        calls = [e for e in request["data"]["calls"] if isinstance(e, dict)]
+        for entry in calls:
+            got = results.get(str(entry.get("id")))
+            if got is None:
+                continue
+            if got.content == answer["data"]["output"]:
+                yield (f"the shorthand output landed on {entry.get('id')} although the Request carries {len(calls)} "
+                       "calls; the reference fills no slot from it")
+            elif facts.style == "anthropic" and got.is_error is not True:
+                yield (f"relay call {entry.get('id')} of a several-call Request answered by the shorthand got "
+                       f"{got.content!r} without is_error; the reference gives it the missing-result error")
 
 
 def _continued(record: RunRecord) -> Iterator[str]:
@@ -171,28 +172,28 @@ def _continued(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.caller-failure")
-def caller_failure(record: RunRecord) -> Iterator[str]:
-    failing = [o for o in _relay_outcomes(record) if o[1][1] and o[3].get("ok")]
+def caller_failure(record: RunRecord, facts: Facts) -> Iterator[str]:
+    failing = [o for o in _relay_outcomes(record, facts) if o[1][1] and o[3].get("ok")]
     if not failing:
         raise NotApplicable("no caller-side failure answered")
     for call_id, expected, got, _ in failing:
-        yield from _compare(call_id, expected, got, record.variant.style)
+        yield from _compare(call_id, expected, got, facts.style)
     yield from _continued(record)
 
 
 @check("relay.declined")
-def declined(record: RunRecord) -> Iterator[str]:
-    refused = [o for o in _relay_outcomes(record) if not o[3].get("ok")]
+def declined(record: RunRecord, facts: Facts) -> Iterator[str]:
+    refused = [o for o in _relay_outcomes(record, facts) if not o[3].get("ok")]
     if not refused:
         raise NotApplicable("no relay Request was declined")
     for call_id, expected, got, _ in refused:
-        yield from _compare(call_id, expected, got, record.variant.style)
+        yield from _compare(call_id, expected, got, facts.style)
     yield from _continued(record)
 
 
 @check("relay.collision-guard")
-def collision_guard(record: RunRecord) -> Iterator[str]:
-    if (record.variant.scenario.data.get("expect") or {}).get("error") != "toolkit":
+def collision_guard(record: RunRecord, facts: Facts) -> Iterator[str]:
+    if facts.expect.get("error") != "toolkit":
         raise NotApplicable("the scenario does not expect a toolkit refusal")
     refused = record.declaration_error
     if refused is None or refused.get("kind") != "toolkit":
@@ -205,8 +206,8 @@ def collision_guard(record: RunRecord) -> Iterator[str]:
 
 
 @check("relay.non-relay-may-shadow")
-def non_relay_may_shadow(record: RunRecord) -> Iterator[str]:
-    shadowing = [t for t in tools_by_name(record.variant).values() if not t.get("relay") and t["name"] in BUILTIN_NAMES]
+def non_relay_may_shadow(record: RunRecord, facts: Facts) -> Iterator[str]:
+    shadowing = [t for t in facts.tools.values() if not t.get("relay") and t["name"] in BUILTIN_NAMES]
     if not shadowing:
         raise NotApplicable("no native tool shadows a builtin")
     if record.declaration_error is not None:
@@ -216,33 +217,12 @@ def non_relay_may_shadow(record: RunRecord) -> Iterator[str]:
         return
     for tool in shadowing:
         listed = list(record.first.requests[0].get("tools") or []) if record.first.requests else []
-        same = [d for d in listed if (d.get("function") or d).get("name") == tool["name"]]
+        same = [d for d in listed if declared_name(d, facts.style) == tool["name"]]
         if len(same) > 1:
             yield f"{tool['name']!r} is declared {len(same)} times; the native tool must replace the builtin"
-        got = _declared(record, tool["name"])
-        want = declaration(tool, record.variant.style)
+        got = _declared(record, facts, tool["name"])
+        want = declaration(tool, facts.style)
         if got is None or got.get("description", got.get("function", {}).get("description")) is None:
             yield f"{tool['name']!r} is not declared"
         elif (got.get("function") or got).get("description") != tool.get("description", ""):
             yield f"{tool['name']!r} is declared as {got!r}; expected the native tool's own declaration {want!r}"
-
-
-@check("relay.uncalled-inert")
-def uncalled_inert(record: RunRecord) -> Iterator[str]:
-    if not record.variant.uncalled_relay:
-        raise NotApplicable("only the uncalled-relay variant exercises this")
-    name = UNCALLED_RELAY_TOOL["name"]
-    for i, body in enumerate(p for phase in record.phases for p in phase.requests):
-        tools = body.get("tools") or []
-        if not tools:
-            yield f"request {i + 1} has no tools although a relay tool is declared"
-            continue
-        last = tools[-1]
-        last_name = (last.get("function") or {}).get("name") if record.variant.style == "openai" else last.get("name")
-        if last_name != name:
-            yield f"request {i + 1}: the uncalled relay tool is not the last declaration (last is {last_name!r})"
-    if name in relay_tool_names(record.variant) and any(
-        name in str(r) for _, r in relay_requests(record)
-    ):
-        yield "the uncalled relay tool was surfaced"
-

@@ -5,50 +5,45 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..facts import Facts, ScriptedCall
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
-from .halted_transcript import expected_real_output
-from .model import ScriptedCall, halting_turn, tools_by_name
 from .relay_answers import DECLINED, expected_result
+from .transcript import ToolTurn, last_tool_turn, tool_turns
 
 UNRESOLVED = "unresolved: "
 MISSING = "no result supplied on resume for {name}"
-from .transcript import ToolTurn, last_tool_turn, tool_turns
 
 
-def _resume(record: RunRecord) -> PhaseRecord:
+def _resume(record: RunRecord, facts: Facts) -> PhaseRecord:
     resumed = record.resumed
     if resumed is None:
-        if "resume" in record.variant.scenario.data:
+        if facts.resume is not None:
             raise NotApplicable("the first phase did not halt, so there was nothing to resume")
         raise NotApplicable("no resume phase in this scenario")
     return resumed
 
 
-def _expects_refusal(record: RunRecord) -> bool:
-    return bool((record.variant.scenario.data.get("resume") or {}).get("expectError"))
-
-
-def _resumed_turn(record: RunRecord) -> tuple[list[ScriptedCall], int, ToolTurn]:
+def _resumed_turn(record: RunRecord, facts: Facts) -> tuple[tuple[ScriptedCall, ...], int, ToolTurn]:
     """The halted turn as the provider saw it on the first request after resume."""
-    phase = _resume(record)
-    if _expects_refusal(record):
+    phase = _resume(record, facts)
+    if facts.resume_refused:
         raise NotApplicable("the resume is expected to be refused")
-    turn = halting_turn(record.variant) or []
-    first = next((i for i, c in enumerate(turn) if c.kind in {"relay", "suspend"}), None)
+    turn = facts.halting_turn or ()
+    first = facts.first_suspension
     if first is None or not phase.requests:
         raise NotApplicable("no halted turn reached the provider after resume")
     ids = [c.id for c in turn]
-    for got in tool_turns(phase.requests[0].get("messages") or [], record.variant.style):
+    for got in tool_turns(phase.requests[0].get("messages") or [], facts.style):
         if got.call_ids == ids:
             return turn, first, got
     raise NotApplicable("the halted turn is not in the first resumed request")
 
 
 @check("resume.entry-points")
-def entry_points(record: RunRecord) -> Iterator[str]:
-    phase = _resume(record)
-    if _expects_refusal(record):
+def entry_points(record: RunRecord, facts: Facts) -> Iterator[str]:
+    phase = _resume(record, facts)
+    if facts.resume_refused:
         raise NotApplicable("the resume is expected to be refused")
     if phase.error is not None:
         yield f"{phase.entry} failed: {phase.error.get('kind')}: {phase.error.get('message')}"
@@ -66,8 +61,8 @@ def _refusal_problems(phase: PhaseRecord) -> Iterator[str]:
 
 
 @check("resume.answer-id-must-match")
-def answer_id_must_match(record: RunRecord) -> Iterator[str]:
-    phase = _resume(record)
+def answer_id_must_match(record: RunRecord, facts: Facts) -> Iterator[str]:
+    phase = _resume(record, facts)
     answer, pending = phase.params.get("answer") or {}, phase.params.get("pending") or {}
     if answer.get("id") == pending.get("id"):
         raise NotApplicable("the Answer echoes the pending id")
@@ -75,28 +70,28 @@ def answer_id_must_match(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.needs-halted-turn")
-def needs_halted_turn(record: RunRecord) -> Iterator[str]:
-    phase = _resume(record)
-    if "history" not in (record.variant.scenario.data.get("resume") or {}):
+def needs_halted_turn(record: RunRecord, facts: Facts) -> Iterator[str]:
+    phase = _resume(record, facts)
+    if not facts.resume_replaces_history:
         raise NotApplicable("the resume gets the halted transcript")
     yield from _refusal_problems(phase)
 
 
 @check("resume.one-result-per-call")
-def one_result_per_call(record: RunRecord) -> Iterator[str]:
-    turn, _, got = _resumed_turn(record)
+def one_result_per_call(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn, _, got = _resumed_turn(record, facts)
     if got.result_ids != got.call_ids:
         yield f"the resumed request answers {got.result_ids}, expected each of {got.call_ids} once, in order"
-    for message in _resume(record).provider_violations:
+    for message in _resume(record, facts).provider_violations:
         yield f"the fake provider refused a resumed request: {message}"
 
 
 @check("resume.keeps-prior-results")
-def keeps_prior(record: RunRecord) -> Iterator[str]:
-    turn, first, got = _resumed_turn(record)
+def keeps_prior(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record, facts)
     if first == 0:
         raise NotApplicable("no call before the halted one")
-    halted = last_tool_turn((record.first.result or {}).get("messages") or [], record.variant.style)
+    halted = last_tool_turn((record.first.result or {}).get("messages") or [], facts.style)
     before = {r.call_id: r for r in (halted.results if halted else [])}
     after = {r.call_id: r for r in got.results}
     for call in turn[:first]:
@@ -112,16 +107,16 @@ def keeps_prior(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.replaces-placeholder")
-def replaces_placeholder(record: RunRecord) -> Iterator[str]:
-    turn, first, got = _resumed_turn(record)
+def replaces_placeholder(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record, facts)
     halted_id = turn[first].id
     mine = [r for r in got.results if r.call_id == halted_id]
     if len(mine) != 1:
         yield f"the halted call {halted_id} has {len(mine)} results after resume, expected exactly 1"
         return
     prompt = ((record.first.result or {}).get("pending") or {}).get("prompt")
-    answer = _resume(record).params.get("answer") or {}
-    expected = expected_result(answer, _resume(record).params.get("pending") or {}, halted_id)
+    answer = _resume(record, facts).params.get("answer") or {}
+    expected = expected_result(answer, _resume(record, facts).params.get("pending") or {}, halted_id)
     if expected is not None and turn[first].kind == "relay":
         if mine[0].content != expected[0]:
             yield f"the halted relay call's result is {mine[0].content!r}, expected the host's {expected[0]!r}"
@@ -137,16 +132,16 @@ def _supplied(answer: dict[str, Any], call_id: str) -> tuple[str, bool] | None:
 
 
 @check("resume.fills-later-slots")
-def fills_later(record: RunRecord) -> Iterator[str]:
-    turn, first, got = _resumed_turn(record)
-    later = turn[first + 1 :]
-    pending_ids = {e.get("id") for e in ((_resume(record).params.get("pending") or {}).get("data") or {}).get("calls", [])}
+def fills_later(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record, facts)
+    later: list[ScriptedCall] | tuple[ScriptedCall, ...] = turn[first + 1 :]
+    pending_ids = {e.get("id") for e in ((_resume(record, facts).params.get("pending") or {}).get("data") or {}).get("calls", [])}
     later = [c for c in later if c.id not in pending_ids]
     if not later:
         raise NotApplicable("no call after the halted one outside the surfaced Request")
-    answer = _resume(record).params.get("answer") or {}
+    answer = _resume(record, facts).params.get("answer") or {}
     results = {r.call_id: r for r in got.results}
-    executed = {e.get("callId") for e in _resume(record).executions}
+    executed = {e.get("callId") for e in _resume(record, facts).executions}
     for call in later:
         result = results.get(call.id)
         supplied = _supplied(answer, call.id)
@@ -158,9 +153,9 @@ def fills_later(record: RunRecord) -> Iterator[str]:
         else:
             if not isinstance(result.content, str) or not result.content:
                 yield f"call {call.id}: expected an explicit error result, got {result.content!r}"
-            if record.variant.style == "anthropic" and result.is_error is not True:
+            if facts.style == "anthropic" and result.is_error is not True:
                 yield f"call {call.id}: the filler result has is_error {result.is_error!r}, expected true"
-            real = expected_real_output(record, call)
+            real = facts.expected_real_output(call)
             if real is not None and result.content == real[0]:
                 yield f"call {call.id} carries its real output {real[0]!r}: it must not be re-executed"
         if call.id in executed:
@@ -168,9 +163,9 @@ def fills_later(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.no-user-turn")
-def no_user_turn(record: RunRecord) -> Iterator[str]:
-    _, _, got = _resumed_turn(record)
-    body = _resume(record).requests[0]
+def no_user_turn(record: RunRecord, facts: Facts) -> Iterator[str]:
+    _, _, got = _resumed_turn(record, facts)
+    body = _resume(record, facts).requests[0]
     messages = body.get("messages") or []
     if got.messages_after:
         tail = messages[len(messages) - got.messages_after :]
@@ -178,12 +173,12 @@ def no_user_turn(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.non-relay-reexecutes")
-def non_relay_reexecutes(record: RunRecord) -> Iterator[str]:
-    turn, first, got = _resumed_turn(record)
+def non_relay_reexecutes(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record, facts)
     halted = turn[first]
     if halted.kind != "suspend":
         raise NotApplicable("the halted call is a relay call")
-    phase = _resume(record)
+    phase = _resume(record, facts)
     answer, prompt = phase.params.get("answer") or {}, (phase.params.get("pending") or {}).get("prompt")
     runs = [e for e in phase.executions if e.get("callId") == halted.id]
     result = next((r for r in got.results if r.call_id == halted.id), None)
@@ -196,7 +191,8 @@ def non_relay_reexecutes(record: RunRecord) -> Iterator[str]:
         return
     if len(runs) != 1 or not runs[0].get("answered"):
         yield f"the halted non-relay call {halted.id} ran {len(runs)} time(s) on resume; expected once, with the answer"
-    behaviour = tools_by_name(record.variant).get(halted.name, {}).get("behaviour", {})
+    behaviour = facts.behaviour(halted.name)
+    want: Any
     if "alwaysSuspend" in behaviour:
         want = UNRESOLVED + str(prompt)
     else:
@@ -207,9 +203,9 @@ def non_relay_reexecutes(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.missing-result-text")
-def missing_result_text(record: RunRecord) -> Iterator[str]:
-    turn, first, got = _resumed_turn(record)
-    phase = _resume(record)
+def missing_result_text(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turn, first, got = _resumed_turn(record, facts)
+    phase = _resume(record, facts)
     answer, pending = phase.params.get("answer") or {}, phase.params.get("pending") or {}
     in_request = [e.get("id") for e in (pending.get("data") or {}).get("calls") or [] if isinstance(e, dict)]
     shorthand_fits = len(in_request) == 1 and "output" in (answer.get("data") or {})
@@ -233,18 +229,18 @@ def missing_result_text(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.across-process")
-def across_process(record: RunRecord) -> Iterator[str]:
-    phase = _resume(record)
-    if not (record.variant.scenario.data.get("resume") or {}).get("restartShim"):
+def across_process(record: RunRecord, facts: Facts) -> Iterator[str]:
+    phase = _resume(record, facts)
+    if not facts.restart_before_resume:
         raise NotApplicable("the shim is not restarted before resuming")
     if phase.error is not None:
         yield f"resume in a fresh shim failed: {phase.error}"
 
 
 @check("resume.may-halt-again")
-def may_halt_again(record: RunRecord) -> Iterator[str]:
-    phase = _resume(record)
-    if (record.variant.scenario.data.get("expect") or {}).get("resumedStatus") != "pending":
+def may_halt_again(record: RunRecord, facts: Facts) -> Iterator[str]:
+    phase = _resume(record, facts)
+    if facts.expect.get("resumedStatus") != "pending":
         raise NotApplicable("the resumed run is not expected to halt")
     result = phase.result or {}
     pending = result.get("pending")
@@ -256,7 +252,7 @@ def may_halt_again(record: RunRecord) -> Iterator[str]:
     first_pending = (record.first.result or {}).get("pending") or {}
     if pending.get("id") == first_pending.get("id"):
         yield f"the second halt surfaces the first halt's Request id {pending.get('id')!r} again"
-    turn = last_tool_turn(result.get("messages") or [], record.variant.style)
+    turn = last_tool_turn(result.get("messages") or [], facts.style)
     if turn is None or not turn.results or turn.messages_after:
         yield "the second halted transcript does not end with the halted turn and its placeholder"
     elif turn.results[-1].content != pending.get("prompt"):

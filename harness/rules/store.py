@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..facts import Facts
 from ..runner import RunRecord
 from . import NotApplicable, check
 from .transcript import last_tool_turn
@@ -12,7 +13,7 @@ STATELESS = frozenset({"run", "runWithAnswer", "stream"})
 
 
 @check("store.ask-saves-halt")
-def ask_saves_halt(record: RunRecord) -> Iterator[str]:
+def ask_saves_halt(record: RunRecord, facts: Facts) -> Iterator[str]:
     phase = record.first
     if phase.entry != "ask" and not phase.params.get("id"):
         raise NotApplicable("stateless entry point")
@@ -20,12 +21,12 @@ def ask_saves_halt(record: RunRecord) -> Iterator[str]:
         raise NotApplicable("the run did not halt")
     if not phase.host.saves:
         yield "nothing was saved to the store after a pending halt"
-    elif phase.host.saves[-1]["messages"] != phase.result.get("messages"):
+    elif phase.host.saves[-1]["messages"] != (phase.result or {}).get("messages"):
         yield "the stored transcript differs from the RunResult's messages"
 
 
 @check("store.ask-with-answer-saves")
-def ask_with_answer_saves(record: RunRecord) -> Iterator[str]:
+def ask_with_answer_saves(record: RunRecord, facts: Facts) -> Iterator[str]:
     phase = record.resumed
     if phase is None or phase.entry != "askWithAnswer":
         raise NotApplicable("no askWithAnswer phase")
@@ -43,20 +44,20 @@ def ask_with_answer_saves(record: RunRecord) -> Iterator[str]:
 
 
 @check("store.verbatim-round-trip")
-def verbatim_round_trip(record: RunRecord) -> Iterator[str]:
+def verbatim_round_trip(record: RunRecord, facts: Facts) -> Iterator[str]:
     problems, checked = [], False
     for p, phase in enumerate(record.phases, start=1):
         if phase.host.saves and phase.result is not None:
             checked = True
             if phase.host.saves[-1]["messages"] != phase.result.get("messages"):
                 problems.append(f"phase {p} ({phase.entry}): the saved transcript differs from RunResult.messages")
-    stored = record.variant.scenario.data.get("storedHistory")
+    stored = list(facts.stored_history or [])
     if stored and record.first.entry == "ask" and record.first.requests:
         checked = True
         sent = (record.first.requests[0].get("messages") or [])[: len(stored)]
         if sent != stored:
             problems.append(f"ask sent {sent!r} as history; the store held {stored!r}")
-    replay = _replay_problems(record)
+    replay = _replay_problems(record, facts)
     if replay is not None:
         checked = True
         problems.extend(replay)
@@ -65,13 +66,13 @@ def verbatim_round_trip(record: RunRecord) -> Iterator[str]:
     yield from problems
 
 
-def _replay_problems(record: RunRecord) -> list[str] | None:
+def _replay_problems(record: RunRecord, facts: Facts) -> list[str] | None:
     """The halted transcript saved by ask, replayed by askWithAnswer up to the halted turn."""
     phase = record.resumed
     if phase is None or phase.entry != "askWithAnswer" or not phase.requests or not record.first.host.saves:
         return None
     stored = record.first.host.saves[-1]["messages"]
-    turn = last_tool_turn(stored, record.variant.style)
+    turn = last_tool_turn(stored, facts.style)
     if turn is None:
         return None
     prefix = stored[: turn.index + 1]
@@ -82,9 +83,9 @@ def _replay_problems(record: RunRecord) -> list[str] | None:
 
 
 @check("store.ask-loads-history")
-def ask_loads_history(record: RunRecord) -> Iterator[str]:
+def ask_loads_history(record: RunRecord, facts: Facts) -> Iterator[str]:
     phase = record.first
-    stored = record.variant.scenario.data.get("storedHistory")
+    stored = list(facts.stored_history or [])
     if not phase.params.get("id") or not stored:
         raise NotApplicable("no ask with an id over a stored conversation")
     conversation = phase.params["id"]
@@ -94,13 +95,13 @@ def ask_loads_history(record: RunRecord) -> Iterator[str]:
         yield f"{phase.entry} made no provider request"
         return
     messages = phase.requests[0].get("messages") or []
-    want = [*stored, {"role": "user", "content": record.variant.scenario.data["prompt"]}]
+    want = [*stored, {"role": "user", "content": facts.prompt}]
     if messages[: len(want)] != want or len(messages) != len(want):
         yield f"the first request's messages are {messages!r}; expected the stored transcript then the new user turn {want!r}"
 
 
 @check("store.run-stateless")
-def run_stateless(record: RunRecord) -> Iterator[str]:
+def run_stateless(record: RunRecord, facts: Facts) -> Iterator[str]:
     stateless = [
         (p, phase) for p, phase in enumerate(record.phases, start=1)
         if phase.entry in STATELESS and not phase.params.get("id")

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..compare import compare_variant
+from ..facts import Facts, ScriptedCall
 from ..normalize import normalize
 from ..observables import observables, project_result
 from ..paths import golden_dir
 from ..runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
-from .model import ScriptedCall, all_scripted_calls, classify
-from .suspended_calls import in_process, request_is_for
+from .suspended_calls import request_is_for
 
 
 def streamed(record: RunRecord) -> list[PhaseRecord]:
@@ -43,27 +43,28 @@ def pending_positions(events: list[dict[str, Any]]) -> Iterator[tuple[int, dict[
             yield i, request if isinstance(request, dict) else {}
 
 
-def _pending_of(record: RunRecord, events: list[dict[str, Any]], call: ScriptedCall) -> list[int]:
-    return [i for i, r in pending_positions(events) if request_is_for(record.variant, call, r)]
+def _pending_of(facts: Facts, events: list[dict[str, Any]], call: ScriptedCall) -> list[int]:
+    return [i for i, r in pending_positions(events) if request_is_for(facts, call, r)]
 
 
 @check("stream.tool-call-events-first")
-def tool_calls_first(record: RunRecord) -> Iterator[str]:
+def tool_calls_first(record: RunRecord, facts: Facts) -> Iterator[str]:
     phases = streamed(record)
-    turns = [classify(record.variant, t) for t in record.variant.scenario.data["turns"] if t.get("toolCalls")]
+    turns = [calls for calls in facts.first_turn_calls if calls]
     if not turns:
         raise NotApplicable("no turn with tool calls")
     for phase in phases:
         served = len(phase.requests)
         for n, calls in enumerate(turns[:served]):
             ids = [c.id for c in calls]
-            at = [position(phase.events, "tool_call", i) for i in ids]
-            if None in at:
-                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, at) if p is None]}"
+            found = [position(phase.events, "tool_call", i) for i in ids]
+            if None in found:
+                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, found) if p is None]}"
                 continue
+            at = [p for p in found if p is not None]
             if at != sorted(at):
                 yield f"turn {n + 1}: tool_call events are not in call order {ids} (positions {at})"
-            after = [p for c in calls for p in _pending_of(record, phase.events, c)]
+            after = [p for c in calls for p in _pending_of(facts, phase.events, c)]
             after += [p for p in (position(phase.events, "tool_result", i) for i in ids) if p is not None]
             if after and max(at) > min(after):
                 kind = phase.events[min(after)].get("type")
@@ -71,18 +72,18 @@ def tool_calls_first(record: RunRecord) -> Iterator[str]:
 
 
 @check("stream.pending-event")
-def pending_event(record: RunRecord) -> Iterator[str]:
+def pending_event(record: RunRecord, facts: Facts) -> Iterator[str]:
     phases = streamed(record)
-    suspending = [c for c in all_scripted_calls(record.variant).values() if c.kind in {"relay", "suspend"}]
+    suspending = [c for c in facts.calls.values() if c.suspends]
     if not suspending:
         raise NotApplicable("no call suspends")
-    resolved_here = in_process(record.variant)
+    resolved_here = facts.in_process
     for phase in phases:
         kinds = [e.get("type") for e in phase.events]
         for call in suspending:
             if call.id not in {e.get("id") for e in phase.events if e.get("type") == "tool_call"}:
                 continue  # not called in this phase
-            mine = _pending_of(record, phase.events, call)
+            mine = _pending_of(facts, phase.events, call)
             result_at = position(phase.events, "tool_result", call.id)
             if resolved_here and not mine:
                 yield f"{call.id} suspended but no pending event carries its Request"
@@ -98,14 +99,14 @@ def pending_event(record: RunRecord) -> Iterator[str]:
 
 
 @check("stream.pending-mutual-order")
-def pending_mutual_order(record: RunRecord) -> Iterator[str]:
+def pending_mutual_order(record: RunRecord, facts: Facts) -> Iterator[str]:
     """The order of different calls' pending events is free (the golden compares them as a
     set), so what can be wrong is the set itself: one call's Request announced twice."""
-    calls = [c for c in all_scripted_calls(record.variant).values() if c.kind in {"relay", "suspend"}]
+    calls = [c for c in facts.calls.values() if c.suspends]
     seen = False
     for phase in streamed(record):
         emitted = [
-            next((c.id for c in calls if request_is_for(record.variant, c, request)), None)
+            next((c.id for c in calls if request_is_for(facts, c, request)), None)
             for _, request in pending_positions(phase.events)
         ]
         known = [c for c in emitted if c is not None]
@@ -118,7 +119,7 @@ def pending_mutual_order(record: RunRecord) -> Iterator[str]:
 
 
 @check("stream.done-last")
-def done_last(record: RunRecord) -> Iterator[str]:
+def done_last(record: RunRecord, facts: Facts) -> Iterator[str]:
     for phase in streamed(record):
         kinds = [e.get("type") for e in phase.events]
         if not kinds or kinds[-1] != "done":
@@ -131,16 +132,18 @@ def done_last(record: RunRecord) -> Iterator[str]:
 
 
 @check("stream.usage-before-done")
-def usage_before_done(record: RunRecord) -> Iterator[str]:
-    turns = record.variant.scenario.data["turns"]
+def usage_before_done(record: RunRecord, facts: Facts) -> Iterator[str]:
+    turns = facts.first_turns
     for phase in streamed(record):
         kinds = [e.get("type") for e in phase.events]
         if phase.result is None:
             continue  # the run failed; nothing is pinned about a stream that errors
         served = turns[: len(phase.requests)]
         final_answer = bool(served) and not served[-1].get("toolCalls")
+        # judged against the done event wherever it is (what follows done is stream.done-last's)
+        done = kinds.index("done") if "done" in kinds else len(kinds)
         if final_answer:
-            if kinds.count("usage") != 1 or len(kinds) < 2 or kinds[-2] != "usage":
+            if kinds.count("usage") != 1 or done < 1 or kinds[done - 1] != "usage":
                 yield f"a stream ending on a final answer needs exactly one usage event right before done; got {kinds}"
         elif "usage" in kinds:
             what = "halted" if phase.result.get("status") == "pending" else "exhausted (last turn called tools)"
@@ -164,16 +167,16 @@ def _comparable(tree: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @check("stream.same-observables")
-def same_observables(record: RunRecord) -> Iterator[str]:
+def same_observables(record: RunRecord, facts: Facts) -> Iterator[str]:
     streamed(record)
-    if record.variant.uncalled_relay:
+    if facts.uncalled_relay:
         raise NotApplicable("checked on the base variant (this one is judged by absent.byte-identical)")
-    path = golden_dir() / record.variant.scenario.id / f"{record.variant.style}-run.json"
+    path = golden_dir() / facts.scenario_id / f"{facts.style}-run.json"
     if not path.exists():
         raise NotApplicable(f"no golden for the non-streaming run ({path.name})")
     golden = json.loads(path.read_text(encoding="utf-8"))
     want = _comparable(golden["observables"])
     got = _comparable(normalize(observables(record)))
-    diff = compare_variant({"phases": want}, {"phases": got}, record.variant)
+    diff = compare_variant({"phases": want}, {"phases": got}, facts)
     for d in diff.failures[:12]:
         yield f"stream vs run golden differs at{d.render().strip().removeprefix('$')}"

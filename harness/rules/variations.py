@@ -6,23 +6,22 @@ is not halted). Each reads the scripted turns' ``wire`` block and the recorded p
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..declarations import BUILTIN_NAMES, declared_name
+from ..facts import Facts
 from ..runner import PhaseRecord, RunRecord
-from . import NotApplicable, check
-from .model import BUILTIN_NAMES
+from . import NotApplicable, check, only_style
 from .transcript import tool_turns
 
 UNKNOWN_TOOL_PREFIX = "Unknown tool: "
 
 
-def served_turns(record: RunRecord, phase: PhaseRecord) -> list[dict[str, Any]]:
+def served_turns(record: RunRecord, facts: Facts, phase: PhaseRecord) -> list[dict[str, Any]]:
     """The scripted turns this phase's requests were answered with, in order."""
-    data = record.variant.scenario.data
-    script = list(data["turns"]) + list((data.get("resume") or {}).get("turns", []))
     start = sum(len(p.requests) for p in record.phases[: record.phases.index(phase)])
-    return script[start : start + len(phase.requests)]
+    return list(facts.turns[start : start + len(phase.requests)])
 
 
 def _wire(turn: dict[str, Any]) -> dict[str, Any]:
@@ -37,18 +36,18 @@ def turn_usage(turn: dict[str, Any]) -> tuple[int, int]:
     return usage.get("input", 0), usage.get("output", 0)
 
 
-def total_is_unusable(record: RunRecord, turns: list[dict[str, Any]]) -> bool:
+def total_is_unusable(facts: Facts, turns: Sequence[dict[str, Any]]) -> bool:
     """True when an OpenAI turn sent no total_tokens or a zero one (loop.usage-total-missing)."""
-    return record.variant.style == "openai" and any(
+    return facts.style == "openai" and any(
         _wire(t).get("usage") in {"no-total", "zero-total"} for t in turns
     )
 
 
 @check("loop.usage-total-missing")
-def usage_total_missing(record: RunRecord) -> Iterator[str]:
+def usage_total_missing(record: RunRecord, facts: Facts) -> Iterator[str]:
     phase = record.first
-    turns = served_turns(record, phase)
-    if not total_is_unusable(record, turns):
+    turns = served_turns(record, facts, phase)
+    if not total_is_unusable(facts, turns):
         raise NotApplicable("no OpenAI turn sent a missing or zero total_tokens")
     usage = (phase.result or {}).get("usage")
     if not isinstance(usage, dict):
@@ -62,12 +61,11 @@ def usage_total_missing(record: RunRecord) -> Iterator[str]:
 
 
 @check("loop.sse-openai-delta-order")
-def delta_order(record: RunRecord) -> Iterator[str]:
-    if record.variant.style != "openai":
-        raise NotApplicable("OpenAI streams only")
+def delta_order(record: RunRecord, facts: Facts) -> Iterator[str]:
+    only_style(facts, "openai")
     checked = False
     for phase in (p for p in record.phases if p.entry == "stream"):
-        turns = served_turns(record, phase)
+        turns = served_turns(record, facts, phase)
         for number, turn in enumerate(turns):
             if _wire(turn).get("toolCallOrder") != "reversed" or len(turn.get("toolCalls", [])) < 2:
                 continue
@@ -95,11 +93,11 @@ def _replayed_order(phase: PhaseRecord, number: int, ids: set[str]) -> list[str]
 
 
 @check("loop.undeclared-tool-call")
-def undeclared_tool_call(record: RunRecord) -> Iterator[str]:
-    declared = {t["name"] for t in record.variant.toolkit()["tools"]}
+def undeclared_tool_call(record: RunRecord, facts: Facts) -> Iterator[str]:
+    declared = set(facts.tools)
     checked = False
     for phase in record.phases:
-        turns = served_turns(record, phase)
+        turns = served_turns(record, facts, phase)
         for number, turn in enumerate(turns):
             strays = [c for c in turn.get("toolCalls", []) if c["name"] not in declared]
             if not strays:
@@ -108,9 +106,9 @@ def undeclared_tool_call(record: RunRecord) -> Iterator[str]:
             if number + 1 >= len(phase.requests):
                 yield f"turn {number + 1} called {[c['name'] for c in strays]} and the run sent no further request"
                 continue
-            results = _results_for(phase.requests[number + 1], record.variant.style)
+            results = _results_for(phase.requests[number + 1], facts.style)
             for call in strays:
-                yield from _unknown_result(call, results.get(call["id"]), record.variant.style)
+                yield from _unknown_result(call, results.get(call["id"]), facts.style)
                 yield from _unknown_event(call, phase)
                 ran = [e for e in phase.executions if e.get("callId") == call["id"]]
                 if ran:
@@ -148,8 +146,8 @@ def _unknown_event(call: dict[str, Any], phase: PhaseRecord) -> Iterator[str]:
 
 
 @check("loop.max-turns-zero")
-def max_turns_zero(record: RunRecord) -> Iterator[str]:
-    if (record.variant.scenario.data.get("client") or {}).get("maxTurns") != 0:
+def max_turns_zero(record: RunRecord, facts: Facts) -> Iterator[str]:
+    if facts.max_turns != 0:
         raise NotApplicable("maxTurns is not 0")
     phase = record.first
     if phase.requests:
@@ -164,9 +162,9 @@ def max_turns_zero(record: RunRecord) -> Iterator[str]:
 
 
 @check("resume.not-halted-transcript")
-def not_halted_transcript(record: RunRecord) -> Iterator[str]:
+def not_halted_transcript(record: RunRecord, facts: Facts) -> Iterator[str]:
     resumed = record.resumed
-    if resumed is None or "history" not in (record.variant.scenario.data.get("resume") or {}):
+    if resumed is None or not facts.resume_replaces_history:
         raise NotApplicable("no resume from a replaced transcript")
     if resumed.error is None or resumed.error.get("kind") != "resume":
         outcome = resumed.error or {k: (resumed.result or {}).get(k) for k in ("status", "text")}
@@ -176,8 +174,8 @@ def not_halted_transcript(record: RunRecord) -> Iterator[str]:
 
 
 @check("decl.runtime-register")
-def runtime_register(record: RunRecord) -> Iterator[str]:
-    toolkit = record.variant.toolkit()
+def runtime_register(record: RunRecord, facts: Facts) -> Iterator[str]:
+    toolkit = facts.toolkit
     registered = toolkit.get("register") or []
     if not registered:
         raise NotApplicable("the toolkit registers no tool at runtime")
@@ -190,7 +188,7 @@ def runtime_register(record: RunRecord) -> Iterator[str]:
     for tool in registered:
         first.setdefault(tool["name"], tool["description"])
     added = [name for name in first if name not in built]
-    declared = [d.get("function", {}).get("name") for d in record.declarations.get("openai") or []]
+    declared = [declared_name(d, "openai") for d in record.declarations.get("openai") or []]
     head, tail = declared[: len(declared) - len(added)], declared[len(declared) - len(added) :]
     if len(set(declared)) != len(declared) or tail != added or set(head) != set(built):
         yield (f"declared {declared}; expected the toolkit's own {len(built)} tool(s), then only the newly "

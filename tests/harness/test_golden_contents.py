@@ -65,7 +65,7 @@ def test_observables_keep_pinned_headers_and_drop_client_ones() -> None:
                                      gets=["conv-1"]),
                         executions=[{"tool": "t", "callId": "c1", "args": {"a": 2}, "answered": False, "extra": 1}])
     variant = SimpleNamespace(name="openai-run", scenario=SimpleNamespace(id="s"))
-    out = observables(RunRecord(variant=variant, phases=[phase]))["phases"][0]  # type: ignore[arg-type]
+    out = observables(RunRecord(variant=variant, facts=None, phases=[phase]))["phases"][0]  # type: ignore[arg-type]
     assert out["http"] == [{"path": "/v1/chat/completions",
                             "headers": {"authorization": "Bearer <redacted>", "content-type": "application/json"}}]
     assert out["hooks"] == [{"hook": "beforeTool", "tool": "t", "args": {"a": 1}}]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.facts import facts_for
 from harness.rules import NotApplicable, load_all
 from harness.runner import PhaseRecord, RunRecord
 from harness.scenario import Scenario, Variant
@@ -23,7 +24,7 @@ def record(turns: list[dict[str, Any]], phases: list[PhaseRecord], style: str = 
     data = {"id": "x", "title": "x", "rules": ["loop.final-text"], "styles": [style], "entries": [entry],
             "toolkit": {"tools": [TIME]}, "prompt": "p", "turns": turns, **extra}
     variant = Variant(Scenario(Path("x.json"), data, "0"), style, entry, uncalled_relay=False)
-    return RunRecord(variant, phases)
+    return RunRecord(variant, facts_for(variant), phases)
 
 
 def phase(entry: str = "run", requests: int = 1, **fields: Any) -> PhaseRecord:
@@ -35,7 +36,7 @@ def phase(entry: str = "run", requests: int = 1, **fields: Any) -> PhaseRecord:
 
 
 def run(rule: str, rec: RunRecord) -> list[str]:
-    return CHECKS[rule].run(rec)
+    return CHECKS[rule].run(rec, rec.facts).violations
 
 
 def usage(prompt: int, completion: int, total: int) -> dict[str, Any]:

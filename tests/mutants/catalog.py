@@ -1,7 +1,11 @@
 """The mutant catalogue: deliberately broken variants of the reference, one behaviour each.
 
 A mutant is a name, the rule ids whose checks must kill it, a one-line description and a
-patch function. The patch receives the loaded reference shim module and monkeypatches
+patch function. ``ALSO_BREAKS`` below lists, per mutant, the other rules its broken
+behaviour necessarily violates too (a resume that always refuses breaks every rule about
+the resumed run); the mutation tests assert that a mutant fires exactly its own rules,
+these, and at most the golden comparisons, so a check that reports under another rule's
+id fails a test instead of passing as extra recall. The patch receives the loaded reference shim module and monkeypatches
 ``reference_py`` (or the shim's translation) in the mutant shim's own process only; nothing
 here is ever imported by the product. ``tests/mutants/mutant_shim.py NAME`` applies one.
 The patches live in the ``patches_*`` modules beside this one, grouped by rule area.
@@ -10,7 +14,7 @@ The patches live in the ``patches_*`` modules beside this one, grouped by rule a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -24,6 +28,7 @@ class Mutant:
     description: str
     patch: Patch
     relay: bool = True  # False: the mutant runs as the relay-off shim (absent-relay baseline)
+    also: tuple[str, ...] = ()  # rules the broken behaviour violates as a consequence (ALSO_BREAKS)
 
 
 MUTANTS: dict[str, Mutant] = {}
@@ -54,4 +59,100 @@ def load() -> dict[str, Mutant]:
     import patches_stream  # noqa: F401
     import patches_suspension  # noqa: F401
 
+    unknown = sorted(set(ALSO_BREAKS) - set(MUTANTS))
+    if unknown:
+        raise RuntimeError(f"ALSO_BREAKS names mutants the catalogue does not have: {unknown}")
+    for name, also in ALSO_BREAKS.items():
+        MUTANTS[name] = replace(MUTANTS[name], also=also)
     return MUTANTS
+
+
+# Rules a mutant's broken behaviour violates as a consequence, beside the rules it targets.
+# Each was seen firing and read: e.g. a provider that refuses every request (openai-token-auth)
+# leaves no halt to judge; a resume that refuses (resume-unsupported) leaves no resumed result.
+ALSO_BREAKS: dict[str, tuple[str, ...]] = {
+    "ask-forgets-halt": (
+        "relay.answer-shapes", "relay.caller-failure", "relay.declined", "relay.multi-round",
+        "relay.shorthand-one-call-only", "resume.across-process", "resume.entry-points", "resume.may-halt-again",
+    ),
+    "ask-ignores-history": ("store.verbatim-round-trip",),
+    "builtin-bash-missing": ("decl.openai-shape",),
+    "halt-drops-placeholder": (
+        "relay.answer-shapes", "relay.caller-failure", "relay.declined", "relay.multi-round",
+        "relay.shorthand-one-call-only", "resume.across-process", "resume.entry-points", "resume.may-halt-again",
+        "susp.answer-keys", "susp.placeholder",
+    ),
+    "halt-text-empty": ("resume.may-halt-again",),
+    "halted-call-result-event": ("stream.pending-event",),
+    "hook-suspension-ignored": (
+        "halt.later-suspensions-dropped", "halt.run-result", "halt.transcript",
+        "relay.non-relay-first-uncontaminated", "stream.done-last", "stream.pending-event", "susp.durable-halt",
+        "susp.not-a-tool-error", "susp.placeholder",
+    ),
+    "last-suspension-surfaced": (
+        "halt.later-suspensions-dropped", "halt.transcript", "relay.calls-in-one-request",
+        "relay.non-relay-first-uncontaminated", "resume.fills-later-slots", "resume.replaces-placeholder",
+        "susp.before-tool-raised", "susp.placeholder",
+    ),
+    "later-results-kept": (
+        "halt.transcript", "relay.alongside-real-tools", "relay.answer-shapes", "resume.entry-points",
+        "stream.halt-events",
+    ),
+    "later-slots-dropped": (
+        "relay.answer-shapes", "relay.declined", "resume.across-process", "resume.entry-points",
+        "resume.fills-later-slots",
+    ),
+    "minimal-answer-refused": ("susp.before-tool-raised", "susp.declined", "susp.not-a-tool-error"),
+    "norelay-drops-tool-choice": ("loop.openai-body",),
+    "openai-no-stream-options": ("loop.usage-summed",),
+    "openai-token-auth": (
+        "halt.run-result", "halt.transcript", "relay.calls-in-one-request", "relay.not-a-tool-error",
+        "relay.request-kind", "stream.done-last", "stream.event-fields", "susp.durable-halt",
+        "susp.not-a-tool-error", "susp.placeholder",
+    ),
+    "pending-events-dropped": ("stream.halt-events",),
+    "placeholder-kept-beside": ("resume.one-result-per-call",),
+    "placeholder-not-prompt": (
+        "relay.answer-shapes", "relay.caller-failure", "relay.declined", "relay.multi-round",
+        "relay.shorthand-one-call-only", "resume.across-process", "resume.entry-points", "resume.may-halt-again",
+        "susp.answer-keys",
+    ),
+    "placeholder-with-url": ("halt.transcript", "resume.entry-points", "susp.answer-keys"),
+    "real-tools-skipped-beside-relay": ("halt.transcript",),
+    "relay-call-id-unstamped": (
+        "relay.args-rewrite", "relay.calls-in-one-request", "relay.inprocess-one-callback-per-call",
+        "relay.multi-round", "stream.pending-event", "susp.first-in-order",
+    ),
+    "relay-caller-error-dropped": ("relay.answer-shapes",),
+    "relay-declared-first": ("decl.order",),
+    "relay-declined-bare": ("resume.replaces-placeholder",),
+    "relay-first-turn-only": ("relay.inprocess-one-callback-per-call",),
+    "relay-input-dropped": ("relay.args-rewrite",),
+    "relay-kind-renamed": ("relay.args-rewrite", "relay.inprocess-one-callback-per-call", "relay.multi-round"),
+    "relay-presence-changes-body": ("loop.anthropic-body", "loop.openai-body"),
+    "register-last-wins": ("decl.order",),
+    "relay-results-ignored": ("relay.caller-failure", "resume.replaces-placeholder"),
+    "relay-shorthand-ignored": ("relay.answer-shapes", "resume.replaces-placeholder"),
+    "request-null-url": (
+        "relay.answer-shapes", "relay.non-relay-first-uncontaminated", "relay.request-kind", "resume.answer-id-must-match",
+        "resume.entry-points",
+    ),
+    "request-snake-expires": ("resume.answer-id-must-match",),
+    "results-reversed": ("relay.alongside-real-tools",),
+    "resume-in-memory-only": (
+        "relay.answer-shapes", "relay.multi-round", "resume.entry-points", "resume.may-halt-again",
+    ),
+    "resume-never-halts": (
+        "relay.multi-round", "resume.across-process", "resume.entry-points", "resume.one-result-per-call",
+    ),
+    "resume-unsupported": (
+        "relay.answer-shapes", "relay.caller-failure", "relay.declined", "relay.multi-round",
+        "relay.shorthand-one-call-only", "resume.across-process", "resume.may-halt-again",
+    ),
+    "sse-anthropic-first-fragment": ("loop.assistant-turn", "stream.event-fields"),
+    "sse-openai-first-fragment": ("loop.assistant-turn", "stream.event-fields"),
+    "store-load-retyped": ("store.ask-loads-history",),
+    "streamed-text-marked": ("loop.final-text",),
+    "suspension-is-error": ("keys.tool-event",),
+    "system-prompt-misplaced": ("loop.user-prompt",),
+}

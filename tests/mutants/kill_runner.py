@@ -1,42 +1,64 @@
-"""Runs the conformance suite against one mutant shim and reads which rules killed it.
+"""Runs the conformance suite against one mutant shim and reads which rules it fired.
 
 A run is ``python -m pytest --port-cmd "<python> tests/mutants/mutant_shim.py NAME"
---rule=R ... -x`` in a subprocess from the repository root. ``-x`` stops at the first
-failing variant, which names every selected rule it broke; a rule missing from that
-output gets a second run of its own, so a mutant needs one run in the common case.
+--conformance-report=R.json <scenario files>`` in a subprocess from the repository root,
+over every scenario that exercises one of the mutant's rules, with *every* rule of those
+scenarios checked (no ``--rule`` filter, no ``-x``): the JSON report then lists each
+``variant::rule`` that failed, so a test can assert both recall (the mutant's rules fire)
+and precision (no other rule fires).
 """
 
 from __future__ import annotations
 
-import re
+import json
+import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
+from harness.session import IMPLICIT_RULES
 from harness.spawn import with_spawn_retry
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN_TIMEOUT_S = 300
-# "[rule.id] (normative, divergence)" — the head line items.py writes per failing rule.
-HEAD = re.compile(r"^\[(?P<rule>[a-z0-9.-]+)\] \((?P<level>normative|advisory), (?P<reason>[a-z-]+)\)", re.M)
-UNTRUSTED_REASONS = {"transport", "capability"}  # a crash or a missing capability proves nothing
+SCENARIOS = ROOT / "fixtures" / "scenarios"
+RUN_TIMEOUT_S = 600
+# a crash, a missing capability or a check that raised proves nothing
+UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
+# A golden comparison sees every observable, so any behaviour change may fire these too.
+GOLDEN_COMPANIONS = frozenset({"golden.observables", "absent.byte-identical", "relay.uncalled-inert", "stream.same-observables"})
+RELAY_FREE_RULES = frozenset({"absent.byte-identical", "relay.uncalled-inert"})
 
 
 @dataclass
 class KillRun:
-    rules: tuple[str, ...]
+    files: tuple[str, ...]
     returncode: int
     output: str
     seconds: float
+    report: dict[str, object] | None
 
-    def heads(self) -> dict[str, set[str]]:
-        found: dict[str, set[str]] = {}
-        for match in HEAD.finditer(self.output):
-            found.setdefault(match["rule"], set()).add(match["reason"])
+    def fired(self) -> dict[str, dict[str, set[str]]]:
+        """rule -> scenario id -> failure reasons, from the JSON report's failures."""
+        found: dict[str, dict[str, set[str]]] = {}
+        failures = (self.report or {}).get("failures") or {}
+        assert isinstance(failures, dict)
+        for key, entry in failures.items():
+            variant, _, rule = key.partition("::")
+            scenario = variant.split("[", 1)[0]
+            for one in rule.split(",") if rule else ["*"]:
+                found.setdefault(one, {}).setdefault(scenario, set()).add(str(entry["reason"]))
         return found
+
+    def gapped(self) -> dict[str, set[str]]:
+        """advisory rule -> scenario ids where its check reported a spec gap."""
+        gaps = (self.report or {}).get("gaps") or {}
+        assert isinstance(gaps, dict)
+        return {rule: {str(text).split("[", 1)[0] for text in texts} for rule, texts in gaps.items()}
 
 
 @dataclass
@@ -45,43 +67,98 @@ class KillReport:
     runs: list[KillRun] = field(default_factory=list)
 
     @property
-    def seconds(self) -> float:
-        return sum(r.seconds for r in self.runs)
+    def run(self) -> KillRun:
+        return self.runs[-1]
 
     def reasons(self, rule: str) -> set[str]:
-        return set().union(*(r.heads().get(rule, set()) for r in self.runs)) if self.runs else set()
+        return set().union(*self.run.fired().get(rule, {}).values())
 
     def killed_by(self, rule: str) -> bool:
-        return bool(self.reasons(rule) - UNTRUSTED_REASONS)
+        """The rule fired for a trusted reason; an advisory rule fires as a spec gap (it never
+        fails a run, so only its gap proves its check saw the broken behaviour)."""
+        return bool(self.reasons(rule) - UNTRUSTED_REASONS) or rule in self.run.gapped()
 
-    def run_for(self, rule: str) -> KillRun | None:
-        return next((r for r in reversed(self.runs) if rule in r.rules), None)
+    def trusted(self) -> dict[str, set[str]]:
+        """rule -> scenarios where it fired for a reason other than a crash or a capability."""
+        out: dict[str, set[str]] = {}
+        for rule, by_scenario in self.run.fired().items():
+            scenarios = {s for s, reasons in by_scenario.items() if reasons - UNTRUSTED_REASONS}
+            if scenarios:
+                out[rule] = scenarios
+        return out
 
 
-def command(mutant: str, rules: tuple[str, ...], *, python: str = sys.executable) -> list[str]:
+@lru_cache(maxsize=1)
+def _cited() -> dict[str, tuple[frozenset[str], bool]]:
+    """scenario file name -> (cited rules, relay-free)."""
+    out = {}
+    for path in sorted(SCENARIOS.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        relay_free = not any(t.get("relay") for t in data["toolkit"]["tools"])
+        out[path.name] = (frozenset(data["rules"]), relay_free)
+    return out
+
+
+def scenario_files(rules: tuple[str, ...]) -> tuple[str, ...]:
+    """Every scenario file that exercises one of ``rules`` (cited, or implicit for it)."""
+    if any(r in IMPLICIT_RULES for r in rules):
+        return tuple(f"fixtures/scenarios/{name}" for name in _cited())
+    chosen = []
+    for name, (cited, relay_free) in _cited().items():
+        if set(rules) & cited or (relay_free and set(rules) & RELAY_FREE_RULES):
+            chosen.append(f"fixtures/scenarios/{name}")
+    return tuple(chosen)
+
+
+def command(mutant: str, files: tuple[str, ...], report: Path, *, python: str = sys.executable) -> list[str]:
     shim = f"{shlex.quote(python)} tests/mutants/mutant_shim.py {mutant}"
     # hypothesis and xdist are not needed by a conformance run and cost half its start-up.
     argv = [python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist",
-            "-q", "-x", "--port-cmd", shim, "--port-timeout", "20"]
-    return argv + [f"--rule={rule}" for rule in rules]
+            "-q", "--port-cmd", shim, "--port-timeout", "20", f"--conformance-report={report}"]
+    return argv + list(files)
 
 
-def run_once(mutant: str, rules: tuple[str, ...]) -> KillRun:
+def run_once(mutant: str, files: tuple[str, ...]) -> KillRun:
     started = time.monotonic()
-    try:
-        done = with_spawn_retry(lambda: subprocess.run(
-            command(mutant, rules), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S))
-        returncode, output = done.returncode, done.stdout + done.stderr
-    except subprocess.TimeoutExpired as exc:
-        returncode, output = -1, f"timed out after {RUN_TIMEOUT_S}s\n{exc.stdout or ''}"
-    return KillRun(rules, returncode, output, time.monotonic() - started)
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant}-") as folder:
+        target = Path(folder) / "report.json"
+        try:
+            done = with_spawn_retry(lambda: subprocess.run(
+                command(mutant, files, target), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S))
+            returncode, output = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired as exc:
+            returncode, output = -1, f"timed out after {RUN_TIMEOUT_S}s\n{exc.stdout or ''}"
+        report = json.loads(target.read_text(encoding="utf-8")) if target.exists() else None
+    return KillRun(files, returncode, output, time.monotonic() - started, report)
 
 
 def kill(mutant: str, rules: tuple[str, ...]) -> KillReport:
     report = KillReport(mutant)
-    report.runs.append(run_once(mutant, rules))
-    missing = [r for r in rules if not report.killed_by(r)]
-    if missing and len(rules) > 1:
-        for rule in missing:
-            report.runs.append(run_once(mutant, (rule,)))
+    report.runs.append(run_once(mutant, scenario_files(rules)))
+    return report
+
+
+def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None) -> KillReport:
+    """``kill``, run by one process of a test run only: under pytest-xdist every worker
+    collects every mutant test, so the first worker to claim a mutant runs it and the others
+    read its report from ``shared`` (a folder all workers of one run agree on)."""
+    if shared is None:
+        return kill(mutant, rules)
+    shared.mkdir(parents=True, exist_ok=True)
+    done = shared / f"{mutant}.json"
+    try:
+        os.close(os.open(shared / f"{mutant}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        deadline = time.monotonic() + RUN_TIMEOUT_S * 2
+        while not done.exists():
+            if time.monotonic() > deadline:
+                return KillReport(mutant, [KillRun((), -1, "timed out waiting for another worker's run", 0.0, None)])
+            time.sleep(0.5)
+        raw = json.loads(done.read_text(encoding="utf-8"))
+        return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
+                                   for r in raw["runs"]])
+    report = kill(mutant, rules)
+    partial = done.with_suffix(".partial")
+    partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
+    partial.replace(done)
     return report

@@ -118,7 +118,7 @@ def _results_ignored(shim: ModuleType) -> None:
     relay.supplied_results = lambda answer: {}  # type: ignore[assignment]
 
 
-@mutant("relay-shorthand-any-count", "relay.shorthand-one-call-only",
+@mutant("relay-shorthand-any-count", "relay.shorthand-several-calls",
         description="the shorthand output answers every relay call, whatever the Request's call count")
 def _shorthand_any(shim: ModuleType) -> None:
     import reference_py.relay as relay
@@ -131,6 +131,19 @@ def _shorthand_any(shim: ModuleType) -> None:
             return by_id[call_id]
         shorthand = relay.shorthand_result(answer)
         return shorthand if shorthand is not None else missing
+
+    relay.relay_result = relay_result  # type: ignore[assignment]
+
+
+@mutant("relay-shorthand-ignored", "relay.shorthand-one-call-only",
+        description="the shorthand of a one-call relay Request is ignored: the call gets the missing-result error")
+def _shorthand_ignored(shim: ModuleType) -> None:
+    import reference_py.relay as relay
+
+    def relay_result(request: Any, answer: Any, call_id: str, name: str, *, missing: Any) -> Any:
+        if not answer.ok:
+            return relay.declined(request)
+        return relay.supplied_results(answer).get(call_id, missing)
 
     relay.relay_result = relay_result  # type: ignore[assignment]
 
@@ -149,9 +162,20 @@ def _caller_error_dropped(shim: ModuleType) -> None:
 @mutant("relay-declined-bare", "relay.declined", description="a declined relay call says 'declined/expired' without the prompt")
 def _declined_bare(shim: ModuleType) -> None:
     import reference_py.relay as relay
+    from reference_py.execution import CallRunner
     from reference_py.types import ToolResult
 
     relay.declined = lambda request: ToolResult(output="declined/expired", is_error=True)  # type: ignore[assignment]
+
+    def make(original: Any) -> Any:  # the in-process path declines through the §10 retry
+        async def retry(self: Any, call: Any, args: Any, raw: str, turn: int, request: Any, answer: Any) -> Any:
+            if self._source(call.name) == "relay" and (answer is None or not answer.ok):
+                return ToolResult(output="declined/expired", is_error=True)
+            return await original(self, call, args, raw, turn, request, answer)
+
+        return retry
+
+    wrap(CallRunner, "retry", make)
 
 
 @mutant("relay-source-native", "relay.not-a-tool-error", description="a relay suspension's tool event reports source 'native'")

@@ -1,0 +1,128 @@
+"""The golden comparisons, each one check of its own rule (SPEC.md golden.observables,
+absent.byte-identical, relay.uncalled-inert).
+
+Which rule a variant's golden comparison proves depends on the variant: the uncalled-relay
+variant proves relay.uncalled-inert (its observables, minus the extra declaration, equal
+the base variant's golden, and the extra tool is declared last); a relay-free scenario's
+variant proves absent.byte-identical (its golden is the pre-relay golden); every other
+variant proves golden.observables. A difference a normalization row forgives is yielded
+as :class:`Forgiven` under that row's advisory rule, not as a violation.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+from ..compare import compare_variant
+from ..declarations import declared_name
+from ..facts import Facts
+from ..golden_files import REGENERATE as REGEN
+from ..golden_files import read_golden
+from ..normalize import normalize
+from ..observables import observables
+from ..runner import RunRecord
+from ..scenario import UNCALLED_RELAY_TOOL
+from . import Finding, Forgiven, NotApplicable, check
+from .relay import relay_requests
+
+GOLDEN_RULES = ("golden.observables", "absent.byte-identical", "relay.uncalled-inert")
+
+
+def golden_owner(*, uncalled_relay: bool, relay_free: bool) -> str:
+    """Which rule the golden comparison proves for a variant."""
+    if uncalled_relay:
+        return "relay.uncalled-inert"
+    return "absent.byte-identical" if relay_free else "golden.observables"
+
+
+def _owner(facts: Facts) -> str:
+    return golden_owner(uncalled_relay=facts.uncalled_relay, relay_free=facts.relay_free)
+
+
+def reference_version() -> str:
+    import reference_py
+
+    return str(reference_py.__version__)
+
+
+def provenance(facts: Facts) -> dict[str, str]:
+    return {"reference": reference_version(), "scenario": facts.scenario_digest}
+
+
+def golden_payload(record: RunRecord, facts: Facts) -> dict[str, Any]:
+    """What a golden file holds for this run (written by --snapshot-update on the reference)."""
+    return {"provenance": provenance(facts), "observables": normalize(observables(record))}
+
+
+def _differences(facts: Facts, golden: dict[str, Any], got: dict[str, Any], what: str) -> Iterator[Finding]:
+    comparison = compare_variant(golden["observables"], got, facts)
+    for rule, diffs in comparison.gaps.items():
+        yield from (Forgiven(rule, f"{facts.node_id}: {d.render().strip()}") for d in diffs)
+    if comparison.failures:
+        yield what + "\n" + comparison.render_failures()
+
+
+def _against_own_golden(record: RunRecord, facts: Facts, owner: str) -> Iterator[Finding]:
+    if _owner(facts) != owner:
+        raise NotApplicable(f"this variant's golden comparison proves {_owner(facts)}")
+    golden = read_golden(facts.scenario_id, facts.variant_name)
+    if golden is None:
+        yield f"no golden for {facts.node_id}; {REGEN}"
+        return
+    payload = golden_payload(record, facts)
+    if golden.get("provenance") != payload["provenance"]:
+        yield f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"
+        return
+    yield from _differences(facts, golden, payload["observables"], "observables differ from the golden:")
+
+
+@check("golden.observables")
+def golden_observables(record: RunRecord, facts: Facts) -> Iterator[Finding]:
+    yield from _against_own_golden(record, facts, "golden.observables")
+
+
+@check("absent.byte-identical")
+def absent_byte_identical(record: RunRecord, facts: Facts) -> Iterator[Finding]:
+    yield from _against_own_golden(record, facts, "absent.byte-identical")
+
+
+def strip_uncalled_relay(tree: dict[str, Any], style: str) -> dict[str, Any]:
+    """The observables without the uncalled relay tool's declaration."""
+    tree = copy.deepcopy(tree)
+    name = UNCALLED_RELAY_TOOL["name"]
+    for phase in tree["phases"]:
+        for body in phase["requests"]:
+            if not isinstance(body, dict) or "tools" not in body:
+                continue
+            body["tools"] = [t for t in body["tools"] if declared_name(t, style) != name]
+            if not body["tools"]:
+                del body["tools"]
+                body.pop("tool_choice", None)
+    return tree
+
+
+@check("relay.uncalled-inert")
+def uncalled_inert(record: RunRecord, facts: Facts) -> Iterator[Finding]:
+    if not facts.uncalled_relay:
+        raise NotApplicable("only the uncalled-relay variant exercises this")
+    name = UNCALLED_RELAY_TOOL["name"]
+    for i, body in enumerate(p for phase in record.phases for p in phase.requests):
+        tools = body.get("tools") or []
+        if not tools:
+            yield f"request {i + 1} has no tools although a relay tool is declared"
+            continue
+        last_name = declared_name(tools[-1], facts.style)
+        if last_name != name:
+            yield f"request {i + 1}: the uncalled relay tool is not the last declaration (last is {last_name!r})"
+    if any(name in str(r) for _, r in relay_requests(record)):
+        yield "the uncalled relay tool was surfaced"
+    base = facts.variant_name.removesuffix("-uncalled-relay")
+    golden = read_golden(facts.scenario_id, base)
+    if golden is None:
+        yield f"no golden for {facts.scenario_id}[{base}]; {REGEN}"
+        return
+    got = normalize(strip_uncalled_relay(observables(record), facts.style))
+    got["variant"] = base
+    yield from _differences(facts, golden, got, "an uncalled relay tool changed more than its declaration:")
