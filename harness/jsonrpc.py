@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Union
+from typing import Any
 
 from .json_types import json_type_name
 
@@ -39,8 +39,8 @@ class MessageTooLarge(ValueError):
         super().__init__(f"the encoded line would be {what}, over the {limit} byte line limit")
 
 
-Id = Union[int, str]
-Params = Union[dict[str, Any], list[Any], None]
+Id = int | str
+Params = dict[str, Any] | list[Any] | None
 
 
 class ErrorCode(IntEnum):
@@ -145,7 +145,7 @@ class Response:
         return encode_line(self.to_json(), limit)
 
 
-Message = Union[Request, Notification, Response]
+Message = Request | Notification | Response
 
 
 def is_port_error(error: ErrorObject | None) -> bool:
@@ -250,7 +250,9 @@ def _message_from_object(obj: dict[str, Any]) -> Message:
             raise _ShapeError(f'"params" must be an object or array, got {json_type_name(params)}')
         if "id" not in obj:
             return Notification(method, params)
-        return Request(_checked_id(obj["id"], allow_null=False), method, params)
+        request_id = _checked_id(obj["id"], allow_null=False)
+        assert request_id is not None  # allow_null=False refuses a null id before returning
+        return Request(request_id, method, params)
 
     _no_extra_keys(obj, _RESPONSE_KEYS, "response")
     if "id" not in obj:

@@ -34,7 +34,7 @@ def _phase(phase: PhaseRecord) -> dict[str, Any]:
     out: dict[str, Any] = {
         "entry": phase.entry,
         "requests": phase.requests,
-        "http": [_http(path, headers) for path, headers in zip(phase.request_paths, phase.request_headers)],
+        "http": [_http(path, headers) for path, headers in zip(phase.request_paths, phase.request_headers, strict=False)],
         "waitFor": phase.host.wait_for,
         "gets": phase.host.gets,
         "saves": phase.host.saves,

@@ -16,8 +16,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import (HarnessError, HostHandlerFailed, HostProtocolViolation, HostRequestError,
-                     OutgoingMessageTooLarge, ShimProtocolError)
+from .errors import (
+    HarnessError,
+    HostHandlerFailed,
+    HostProtocolViolation,
+    HostRequestError,
+    OutgoingMessageTooLarge,
+    ShimProtocolError,
+)
 from .jsonrpc import ErrorCode, ErrorObject, Message, Request, Response
 
 HostHandler = Callable[[str, Any], Any]

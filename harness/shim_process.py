@@ -22,10 +22,31 @@ from concurrent.futures import InvalidStateError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import IO, Any
 
-from .errors import (OutgoingMessageTooLarge, ProtocolError, ShimCallError, ShimCrashed, ShimError, ShimNotRunning,
-                     ShimProtocolError, ShimStartError, ShimTimeout)
-from .jsonrpc import (MAX_MESSAGE_BYTES, ErrorCode, ErrorObject, Message, MessageTooLarge, Notification, Params,
-                      Request, Response, describe, excerpt, parse_message)
+from .errors import (
+    OutgoingMessageTooLarge,
+    ProtocolError,
+    ShimCallError,
+    ShimCrashed,
+    ShimError,
+    ShimNotRunning,
+    ShimProtocolError,
+    ShimStartError,
+    ShimTimeout,
+)
+from .jsonrpc import (
+    MAX_MESSAGE_BYTES,
+    ErrorCode,
+    ErrorObject,
+    Message,
+    MessageTooLarge,
+    Notification,
+    Params,
+    Request,
+    Response,
+    describe,
+    excerpt,
+    parse_message,
+)
 from .shim_callbacks import HostHandler, PendingCall, answer_callback
 from .shim_child import ShimChild, exit_status
 from .shim_stdin import StdinWriter
@@ -382,7 +403,7 @@ class ShimProcess:
                 thread.join(1.0)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        for thread, stream in zip(self._threads, (child.proc.stdout, child.proc.stderr)):
+        for thread, stream in zip(self._threads, (child.proc.stdout, child.proc.stderr), strict=False):
             if stream is not None and (thread is current or not thread.is_alive()):
                 stream.close()
 

@@ -13,8 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import (ProtocolVersionMismatch, ShimCallError, ShimCrashed, ShimError, ShimNotRunning,
-                     ShimProtocolError, ShimRestartBudgetExceeded, ShimStartError, ShimTimeout)
+from .errors import (
+    ProtocolVersionMismatch,
+    ShimCallError,
+    ShimCrashed,
+    ShimError,
+    ShimNotRunning,
+    ShimProtocolError,
+    ShimRestartBudgetExceeded,
+    ShimStartError,
+    ShimTimeout,
+)
 from .jsonrpc import ErrorCode, Params
 from .shim_process import HostHandler, ShimProcess, Validator
 

@@ -21,7 +21,6 @@ from harness.fake_provider import FakeProvider
 from harness.normalize import normalize
 from harness.observables import observables
 from harness.paths import scenarios_dir
-from harness.ports import resolve
 from harness.runner import run_variant
 from harness.scenario import Variant, load_scenario, scenario_files
 from harness.shim_session import ShimSession

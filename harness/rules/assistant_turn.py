@@ -85,7 +85,7 @@ def _pairs(record: RunRecord, facts: Facts) -> Iterator[tuple[str, dict[str, Any
     seen = False
     for where, messages in transcript_copies(record):
         assistants = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
-        for n, (message, turn) in enumerate(zip(assistants, served)):
+        for n, (message, turn) in enumerate(zip(assistants, served, strict=False)):
             seen = True
             yield f"{where}, assistant turn {n + 1}", message, turn
     if not seen:
@@ -115,7 +115,7 @@ def _openai_turn(got: dict[str, Any], want: dict[str, Any]) -> Iterator[str]:
     if not isinstance(got_calls, list) or len(got_calls) != len(want_calls):
         yield f"carries {len(got_calls) if isinstance(got_calls, list) else got_calls!r} call(s), the provider sent {len(want_calls)}"
         return
-    for g, w in zip(got_calls, want_calls):
+    for g, w in zip(got_calls, want_calls, strict=False):
         core = {k: g.get(k) for k in CALL_CORE} if isinstance(g, dict) else g
         if isinstance(core, dict) and isinstance(core.get("function"), dict):
             core["function"] = {k: core["function"].get(k) for k in ("name", "arguments")}

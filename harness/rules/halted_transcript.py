@@ -55,7 +55,7 @@ def _transcript_problems(record: RunRecord, facts: Facts, where: str, messages: 
     if got.messages_after:
         yield f"{where}: {got.messages_after} message(s) follow the halted call's placeholder"
     pending = (record.first.result or {}).get("pending") or {}
-    for call, result in zip(turn, got.results):
+    for call, result in zip(turn, got.results, strict=False):
         if call.id != result.call_id:
             break
         if call.id == turn[first].id:

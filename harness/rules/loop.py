@@ -40,7 +40,7 @@ def _endpoint(record: RunRecord, facts: Facts, style: str) -> Iterator[str]:
     only_style(facts, style)
     for p, phase in enumerate(record.phases, start=1):
         want = _expected_path(phase.params["baseUrl"], style)
-        for i, (path, headers) in enumerate(zip(phase.request_paths, phase.request_headers), start=1):
+        for i, (path, headers) in enumerate(zip(phase.request_paths, phase.request_headers, strict=False), start=1):
             where = f"phase {p} request {i}"
             if path != want:
                 yield f"{where} went to {path!r}; with base {phase.params['baseUrl']!r} expected {want!r}"

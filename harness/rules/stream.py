@@ -59,7 +59,7 @@ def tool_calls_first(record: RunRecord, facts: Facts) -> Iterator[str]:
             ids = [c.id for c in calls]
             found = [position(phase.events, "tool_call", i) for i in ids]
             if None in found:
-                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, found) if p is None]}"
+                yield f"turn {n + 1}: no tool_call event for {[i for i, p in zip(ids, found, strict=False) if p is None]}"
                 continue
             at = [p for p in found if p is not None]
             if at != sorted(at):

@@ -71,7 +71,7 @@ def delta_order(record: RunRecord, facts: Facts) -> Iterator[str]:
                 continue
             calls = turn["toolCalls"]
             indexes = _wire(turn).get("toolCallIndexes") or list(range(len(calls)))
-            want = [c["id"] for _, c in sorted(zip(indexes, calls), key=lambda pair: pair[0])]
+            want = [c["id"] for _, c in sorted(zip(indexes, calls, strict=False), key=lambda pair: pair[0])]
             replayed = _replayed_order(phase, number, set(want))
             if replayed is None:
                 continue

@@ -137,7 +137,8 @@ def test_a_builtin_declared_under_another_name_fails() -> None:
 
 
 def test_anthropic_builtin_declarations_forgive_description_and_input_schema() -> None:
-    decl = lambda d, t="object": [{"name": "grep", "description": d, "input_schema": {"type": t}}]
+    def decl(d, t="object"):
+        return [{"name": "grep", "description": d, "input_schema": {"type": t}}]
     golden = {"phases": [{"requests": [{"tools": decl("a")}]}]}
     assert same(golden, {"phases": [{"requests": [{"tools": decl("b", "array")}]}]}, style="anthropic")
     assert not same(golden, {"phases": [{"requests": [{"tools": decl("a") + decl("a")}]}]}, style="anthropic")

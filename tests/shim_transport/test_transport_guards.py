@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 from hypothesis import given
 from hypothesis import strategies as st
+from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 
 from harness import process_tree
 from harness.errors import (

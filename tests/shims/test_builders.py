@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.builders import go_shim, python_venv
-from harness.ports import load_registry
 from harness.paths import repo_root
+from harness.ports import load_registry
 
 ROOT = repo_root()
 
