@@ -76,12 +76,13 @@ ALSO_BREAKS: dict[str, tuple[str, ...]] = {
         "relay.shorthand-one-call-only", "resume.across-process", "resume.entry-points", "resume.may-halt-again",
     ),
     "ask-ignores-history": ("store.verbatim-round-trip",),
-    "builtin-bash-missing": ("decl.openai-shape",),
+    "builtin-bash-missing": ("decl.openai-shape", "decl.runtime-register"),
     "halt-drops-placeholder": (
         "relay.answer-shapes", "relay.caller-failure", "relay.declined", "relay.multi-round",
         "relay.shorthand-one-call-only", "resume.across-process", "resume.entry-points", "resume.may-halt-again",
         "susp.answer-keys", "susp.placeholder",
     ),
+    "decl-reversed": ("decl.runtime-register",),
     "halt-text-empty": ("resume.may-halt-again",),
     "halted-call-result-event": ("stream.pending-event",),
     "hook-suspension-ignored": (
@@ -137,7 +138,7 @@ ALSO_BREAKS: dict[str, tuple[str, ...]] = {
         "relay.answer-shapes", "relay.non-relay-first-uncontaminated", "relay.request-kind", "resume.answer-id-must-match",
         "resume.entry-points",
     ),
-    "request-snake-expires": ("resume.answer-id-must-match",),
+    "request-snake-expires": ("resume.answer-id-must-match", "resume.entry-points"),
     "results-reversed": ("relay.alongside-real-tools",),
     "resume-in-memory-only": (
         "relay.answer-shapes", "relay.multi-round", "resume.entry-points", "resume.may-halt-again",
@@ -153,6 +154,8 @@ ALSO_BREAKS: dict[str, tuple[str, ...]] = {
     "sse-openai-first-fragment": ("loop.assistant-turn", "stream.event-fields"),
     "store-load-retyped": ("store.ask-loads-history",),
     "streamed-text-marked": ("loop.final-text",),
+    "retry-twice": ("susp.before-tool-raised",),
     "suspension-is-error": ("keys.tool-event",),
     "system-prompt-misplaced": ("loop.user-prompt",),
+    "tool-event-snake": ("loop.undeclared-tool-call",),
 }
