@@ -62,7 +62,9 @@ class Scenario:
         for style in self.data["styles"]:
             for entry in self.data["entries"]:
                 yield Variant(self, style, entry, uncalled_relay=False)
-                if self.relay_free and "resume" not in self.data:
+                if self.relay_free and "resume" not in self.data and "register" not in self.data["toolkit"]:
+                    # The uncalled relay tool is appended to the constructor's tools; registered
+                    # tools are declared after it, so "declared last" would not hold.
                     yield Variant(self, style, entry, uncalled_relay=True)
 
 
