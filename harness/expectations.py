@@ -33,6 +33,9 @@ class Entry:
     reason: str
     note: str = ""
     matched: int = 0
+    # A failure that comes and goes with timing inside the port (e.g. golang's data race in
+    # mergeRelayCalls): a pass does not make the entry stale, a different failure still fails.
+    flaky: bool = False
 
     @property
     def wildcard(self) -> bool:
@@ -99,7 +102,10 @@ def load(path: Path | None) -> Expectations:
         if key in seen:
             raise ExpectationsError(f"{where}: duplicate key {key!r}")
         seen.add(key)
-        entries.append(Entry(key, reason, str(item.get("note", ""))))
+        flaky = item.get("flaky", False)
+        if not isinstance(flaky, bool):
+            raise ExpectationsError(f"{where}: flaky must be true or false, got {flaky!r}")
+        entries.append(Entry(key, reason, str(item.get("note", "")), flaky=flaky))
     unknown = set(raw) - {"expected", "port"}
     if unknown:
         raise ExpectationsError(f"{path}: unknown top-level key(s) {sorted(unknown)}")
@@ -118,10 +124,15 @@ def write(
     port without relay does not need one line per rule per relay variant."""
     notes = {e.key: e.note for e in previous.entries}
     failures = collapse_capability(failures)
+    # A flaky entry stays although this run happened to pass it: its next run may not.
+    flaky = {e.key: e for e in previous.entries if e.flaky}
+    for key, entry in flaky.items():
+        failures.setdefault(key, (entry.reason, entry.note))
     document = {
         "port": port,
         "expected": [
             {"key": key, "reason": failures[key][0], "note": _note(notes.get(key) or failures[key][1])}
+            | ({"flaky": True} if key in flaky else {})
             for key in sorted(failures)
         ],
     }

@@ -83,7 +83,7 @@ class VariantItem(pytest.Item):
             conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
         facts = facts_for(self.variant)
         outcomes, stderr_tail = self._outcomes(conformance, facts)
-        verdict = judge(facts.node_id, outcomes, conformance.listed_reason, conformance.level)
+        verdict = judge(facts.node_id, outcomes, conformance.listed_reason, conformance.level, conformance.listed_flaky)
         conformance.record_verdict(facts.scenario_id, verdict)
         if verdict.failed:
             if self._evidence is not None:

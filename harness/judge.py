@@ -25,6 +25,7 @@ class RuleVerdict:
     level: str
     outcome: Outcome
     listed_reason: str | None  # the expectations entry's reason, when the failure is listed
+    flaky: bool = False  # the entry says the port fails this only sometimes (a race in the port)
 
     @property
     def key_reason(self) -> str:
@@ -32,7 +33,7 @@ class RuleVerdict:
 
     @property
     def unexpected_pass(self) -> bool:
-        return self.status == "pass" and self.listed_reason is not None
+        return self.status == "pass" and self.listed_reason is not None and not self.flaky
 
     @property
     def is_problem(self) -> bool:
@@ -57,14 +58,18 @@ def judge(
     outcomes: Iterable[Outcome],
     listed: Callable[[str], str | None],
     level: Callable[[str], str],
+    flaky: Callable[[str], bool] = lambda _key: False,
 ) -> Verdict:
     """``listed(key)`` gives the reason an expectations entry lists for ``node::rule`` (or
-    None); ``level(rule)`` gives ``normative`` or ``advisory``."""
+    None); ``level(rule)`` gives ``normative`` or ``advisory``; ``flaky(key)`` says the entry
+    is marked flaky, so a pass is not reported as a stale entry."""
     verdicts = []
     for outcome in outcomes:
         rule_level = level(outcome.rule)
-        reason = listed(f"{node_id}::{outcome.rule}")
-        verdicts.append(RuleVerdict(outcome.rule, _status(outcome, rule_level, reason), rule_level, outcome, reason))
+        key = f"{node_id}::{outcome.rule}"
+        reason = listed(key)
+        status = _status(outcome, rule_level, reason)
+        verdicts.append(RuleVerdict(outcome.rule, status, rule_level, outcome, reason, reason is not None and flaky(key)))
     return Verdict(node_id, tuple(verdicts))
 
 

@@ -139,6 +139,11 @@ class ConformanceSession:
         entry = self.expectations.lookup(key)
         return entry.reason if entry is not None else None
 
+    def listed_flaky(self, key: str) -> bool:
+        """The expectations mark ``variant::rule`` flaky (looked up after ``listed_reason``)."""
+        entry = next((e for e in self.expectations.entries if e.matches(key)), None)
+        return entry is not None and entry.flaky
+
     def record_verdict(self, scenario: str, verdict: Verdict) -> None:
         self.tally.add_verdict(scenario, verdict)
         for rv in verdict.rules:

@@ -91,3 +91,22 @@ def test_the_file_records_its_port(tmp_path: Path) -> None:
     with pytest.raises(ExpectationsError, match="is for port 'java', not 'golang'"):
         exp.check_port("golang")
     load(_file(tmp_path, "")).check_port("anything")  # a file that names no port fits any
+
+
+def test_a_flaky_entry_survives_a_run_that_passed_it_and_a_plain_one_does_not(tmp_path: Path) -> None:
+    path = _file(
+        tmp_path,
+        '[[expected]]\nkey = "race[anthropic-stream]::golden.observables"\nreason = "golden"\nflaky = true\n'
+        '[[expected]]\nkey = "fixed[openai-run]::relay.x"\nreason = "divergence"\n',
+    )
+    previous = load(path)
+    assert [e.flaky for e in previous.entries] == [True, False]
+    write(path, "golang", {}, previous, "pytest --port=golang")  # this run passed both
+    again = load(path)
+    assert [(e.key, e.flaky) for e in again.entries] == [("race[anthropic-stream]::golden.observables", True)]
+
+
+def test_flaky_must_be_a_boolean(tmp_path: Path) -> None:
+    path = _file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "divergence"\nflaky = "yes"\n')
+    with pytest.raises(ExpectationsError, match=r"flaky must be true or false, got 'yes'"):
+        load(path)

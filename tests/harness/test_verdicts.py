@@ -172,3 +172,15 @@ def test_a_check_that_raises_is_a_readable_harness_error_not_a_traceback() -> No
     [outcome] = evaluate(record, record.facts, ["a.choke"], _checks(a_choke=choke))
     assert (outcome.status, outcome.reason) == ("fail", "harness-error")
     assert outcome.evidence[0].startswith("the check raised TypeError: ")
+
+
+def test_a_pass_of_a_flaky_entry_is_not_a_stale_entry_but_a_pass_of_a_plain_one_is() -> None:
+    outcomes = [Outcome("n.ok", "pass")]
+    listed = {"v[s]::n.ok": "divergence"}
+    plain = judge("v[s]", outcomes, listed.get, LEVELS.__getitem__)
+    flaky = judge("v[s]", outcomes, listed.get, LEVELS.__getitem__, lambda key: key == "v[s]::n.ok")
+    assert plain.rules[0].unexpected_pass and plain.rules[0].is_problem
+    assert not flaky.rules[0].unexpected_pass and not flaky.rules[0].is_problem
+    # a flaky entry still judges a failure by its reason
+    failing = judge("v[s]", [Outcome("n.ok", "fail", "golden", "differs")], listed.get, LEVELS.__getitem__, lambda _k: True)
+    assert failing.rules[0].status == "fail"
