@@ -213,7 +213,8 @@ def not_a_tool_error(record: RunRecord, facts: Facts) -> Iterator[str]:
             event = hook.get("event") or {}
             result: dict[str, Any] = event["result"] if isinstance(event.get("result"), dict) else {}
             if hook.get("name") == "afterTool" and (result.get("pending") or _is_placeholder(record, facts, result.get("output"))):
-                call_id = str(event.get("id"))
+                # §6 names the hook event's call id `callId`; the reference shim also sends `id`.
+                call_id = str(event.get("callId", event.get("id")))
                 seen[call_id] = seen.get(call_id, 0) + 1
                 if seen[call_id] > (1 if call_id in retried else 0):
                     yield f"afterTool was called with a suspension: {hook}"
