@@ -94,7 +94,7 @@ def test_a_host_answer_over_the_line_limit_is_replaced_by_an_error_and_fails_the
 def test_an_unknown_host_method_is_answered_and_fails_the_call(shim: ShimProcess) -> None:
     shim.start(faux_command("ok"))
     shim.call("initialize", INIT, timeout=CALL_TIMEOUT)
-    host = Host({}, Store(), HostLog())
+    host = Host(None, (), Store(), HostLog())
     calls = [{"method": "host.nosuch", "params": {"x": 1}}]
     with pytest.raises(ShimProtocolError, match="unknown host method 'host.nosuch'"):
         shim.call("client.run", {"hostCalls": calls}, timeout=CALL_TIMEOUT, handler=host.handle)
@@ -106,7 +106,7 @@ def test_an_unknown_host_method_is_answered_and_fails_the_call(shim: ShimProcess
 def test_a_known_host_method_still_passes(shim: ShimProcess) -> None:
     shim.start(faux_command("ok"))
     shim.call("initialize", INIT, timeout=CALL_TIMEOUT)
-    host = Host({}, Store(), HostLog())
+    host = Host(None, (), Store(), HostLog())
     calls = [{"method": "host.store.get", "params": {"id": "c1"}}]
     result = shim.call("client.run", {"hostCalls": calls}, timeout=CALL_TIMEOUT, handler=host.handle)
     assert result["answers"] == [{"result": {"messages": None}}]
