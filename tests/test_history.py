@@ -90,7 +90,7 @@ def test_select_orders_versions_numerically_and_keeps_the_tag_prefix() -> None:
 
 
 def test_scrub_leaves_no_machine_path() -> None:
-    text = "ImportError: cannot import name 'x' from 'mcp' (/home/u/.cache/venv/lib/python3.11/site-packages/mcp/http.py)"
+    text = "ImportError: cannot import name 'x' from 'mcp' (/opt/u/.cache/venv/lib/python3.11/site-packages/mcp/http.py)"
     assert scrub(text) == "ImportError: cannot import name 'x' from 'mcp' (http.py)"
 
 
@@ -119,6 +119,6 @@ def test_a_release_whose_shim_never_works_names_the_first_failure_not_the_restar
     report = {"failures": {
         "a[openai-run]::*": {"reason": "capability", "observed": "the port does not declare the capabilities ['relay']"},
         "b[openai-run]::loop.final-text": {"reason": "transport", "observed": "shim broke again after 20 restarts (budget 20) shim command: /x/y"},
-        "c[openai-run]::loop.final-text": {"reason": "transport", "observed": "shim did not answer toolkit.describe within 10 s shim command: /home/u/venv/bin/python /home/u/shim.py"},
+        "c[openai-run]::loop.final-text": {"reason": "transport", "observed": "shim did not answer toolkit.describe within 10 s shim command: /opt/u/venv/bin/python /opt/u/shim.py"},
     }}  # fmt: skip
     assert transport_reason(report) == "shim did not answer toolkit.describe within 10 s"
