@@ -17,6 +17,19 @@ from harness.shim_session import ShimSession
 pytest_plugins = ["pytester"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _inner_runs_ignore_the_ci_host() -> Iterator[None]:
+    """Inner pytest runs (pytester, subprocess gates) must print the same on CI as here.
+
+    pytest writes every short-summary message in full when it sees $CI or $BUILD_NUMBER,
+    so the tests that read an inner run's summary would see other lines on a CI host.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("CI", raising=False)
+        patch.delenv("BUILD_NUMBER", raising=False)
+        yield
+
+
 @pytest.fixture(scope="module")
 def shared_provider() -> Iterator[FakeProvider]:
     with FakeProvider() as running:
