@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from .errors import ShimCallError
 from .facts import Facts, facts_for
 from .fake_provider import FakeProvider
-from .host import Exchange, Host, HostLog, Store
+from .host import Exchange, Host, HostLog, Store, hold_timeout_for
 from .scenario import Variant
 from .shim_streams import REDACTED, SECRET_MEMBERS
 
@@ -144,7 +144,7 @@ def _run_phase(
     # The record (and so --artifacts) keeps what was sent minus the credential.
     kept = {k: (REDACTED if k in SECRET_MEMBERS else v) for k, v in params.items()}
     phase = PhaseRecord(entry=params["entry"], params=kept)
-    host = Host(record.facts.wait_for, record.facts.hook_rules, store, phase.host)
+    host = Host(record.facts.wait_for, record.facts.hook_rules, store, phase.host, hold_timeout=hold_timeout_for(timeout))
     already = len(session.requests)
     try:
         reply = shim.call("client.run", params, timeout=timeout, handler=host.handle)
