@@ -73,3 +73,10 @@ def test_a_variant_missing_from_a_run_is_flaky() -> None:
 def test_steady_runs_have_no_flake() -> None:
     same = {"a[x]": ("passed", ())}
     assert flake_rate.flaky([flake_rate.Run(1.0, 0, same), flake_rate.Run(2.0, 0, dict(same))]) == {}
+
+
+def test_hold_margin_measures_every_scenario_that_holds_waitfor() -> None:
+    spec = importlib.util.spec_from_file_location("hold_margin", ROOT / "benchmarks" / "hold_margin.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    assert {p.stem for p in module.held_scenarios()} >= {"susp-waitfor-concurrent", "relay-parallel-inprocess"}
