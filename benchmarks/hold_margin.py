@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from harness.errors import ShimCallError  # noqa: E402
 from harness.fake_provider import FakeProvider  # noqa: E402
 from harness.host import hold_timeout_for  # noqa: E402
 from harness.paths import scenarios_dir  # noqa: E402
@@ -46,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     port = resolve(args.port, None, args.port_src, args.port_timeout)
     released: list[tuple[float, str]] = []
     timed_out: list[str] = []
+    unsupported: set[str] = set()
     with ShimSession(port.argv, env={**os.environ, **port.env} if port.env else None) as shim:
         handshake = shim.ensure_alive()
         provider = FakeProvider().start()
@@ -54,9 +56,17 @@ def main(argv: list[str] | None = None) -> int:
                 for variant in load_scenario(path).variants():
                     if variant.uncalled_relay and not handshake.supports("relay"):
                         continue
+                    name = f"{path.stem}[{variant.name}]"
                     for _ in range(args.rounds):
-                        for phase in run_variant(variant, shim, provider, timeout=port.timeout).phases:
-                            hold, name = phase.host.hold, f"{path.stem}[{variant.name}]"
+                        try:
+                            phases = run_variant(variant, shim, provider, timeout=port.timeout).phases
+                        except ShimCallError as exc:  # a capability the port does not declare
+                            if not (exc.data or {}).get("capability"):
+                                raise
+                            unsupported.add(f"{name} ({exc.data['capability']})")
+                            break
+                        for phase in phases:
+                            hold = phase.host.hold
                             if hold is not None and hold.timed_out:
                                 timed_out.append(name)
                             elif hold is not None:
@@ -73,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
               f"p95 {1000 * waits[int(0.95 * (len(waits) - 1))]:.1f} ms, max {1000 * slowest[0]:.1f} ms ({slowest[1]}); "
               f"margin {limit / max(slowest[0], 1e-9):.0f}x")
     print(f"timed out (a port calling back one at a time, or a flake): {len(timed_out)} {sorted(set(timed_out))}")
+    if unsupported:
+        print(f"not run (capability missing): {len(unsupported)}")
     return 0
 
 
