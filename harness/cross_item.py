@@ -9,22 +9,23 @@ reruns the cross variant.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from .cross_phases import HALTING, RESUMING, Attribution, attribute
+from .cross_phases import HALTING, RESUMING, Attribution, attribute, halting_only
 from .cross_resume import CROSS_KEY, CrossResume, Difference
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from .evaluate import FAIL, UNEVALUATED, Outcome, evaluate, unevaluated
+from .evaluate import FAIL, UNEVALUATED, Outcome, evaluate, failure_reason, unevaluated
 from .facts import Facts, facts_for
 from .items import SESSION_KEY, ConformanceFailure, Evidence, VariantItem, _rule_problem, _rules_of
 from .judge import Verdict, judge
 from .rerun import rerun_command
-from .runner import run_variant
+from .runner import RunRecord, run_variant
 from .session import ConformanceSession
 
-TRANSPORT_REASONS = {"transport", "capability", "scenario"}
+REASON_BY_ERROR = {"divergence", "port-error"}  # the classes failure_reason picks between
 
 
 class _Resumer:
@@ -118,7 +119,7 @@ class CrossVariantItem(VariantItem):
         places = {
             o.rule: attribute(o, record, facts, conformance.checks) for o in outcomes if o.status in {FAIL, UNEVALUATED}
         }
-        return outcomes, places, stderr
+        return [_halting_reason(o, places, record, facts) for o in outcomes], places, stderr
 
     def _count(self, cross: CrossResume, conformance: ConformanceSession, verdict: Verdict, places: dict[str, Attribution]) -> None:
         statuses = {rv.status for rv in verdict.rules}
@@ -169,6 +170,15 @@ class CrossVariantItem(VariantItem):
             lines += [f"  | {line}" for line in stderr.strip().splitlines()[-15:]]
         lines.append(f"rerun: {rerun_command(self, cross.selector(), None)}{_expectation_options(cross)}")
         return "\n".join(lines)
+
+
+def _halting_reason(outcome: Outcome, places: dict[str, Attribution], record: RunRecord, facts: Facts) -> Outcome:
+    """A failure of the halting phase is classed by that phase alone: the resuming port
+    refusing the resume must not turn the halting port's divergence into a port error."""
+    place = places.get(outcome.rule)
+    if place is None or place.owner != HALTING or outcome.reason not in REASON_BY_ERROR:
+        return outcome
+    return replace(outcome, reason=failure_reason(halting_only(record), facts))
 
 
 def _expectation_options(cross: CrossResume) -> str:

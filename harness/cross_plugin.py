@@ -74,6 +74,7 @@ class CrossResumePlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.cross.close()
 
+    @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         terminalreporter.write_sep("=", f"cross-port resume: halt on {self.cross.halting.name}, resume on {self.cross.resuming.name}")
         for line, colour in summary_lines(self.cross):
