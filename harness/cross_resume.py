@@ -141,9 +141,9 @@ def configure(config: pytest.Config, halting: ResolvedPort, halting_expectations
     try:
         resuming = resolve(name, cmd, src, config.getoption("port_timeout"), build=True)
         expectations_path = config.getoption("resume_expectations")
-        resuming_expectations = load(Path(expectations_path)) if expectations_path else load(None)
         if expectations_path and not Path(expectations_path).is_file():
             raise ExpectationsError(f"{expectations_path}: no such expectations file")
+        resuming_expectations = load(Path(expectations_path)) if expectations_path else load(None)
         resuming_expectations.check_port(resuming.expectations_port)
     except (PortError, ExpectationsError) as exc:
         raise pytest.UsageError(str(exc).replace("--port-src", "--resume-port-src")) from None
