@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .cross_oracle import judge_apart, oracle_run
 from .cross_phases import HALTING, RESUMING, Attribution, attribute, halting_only
 from .cross_resume import CROSS_KEY, CrossResume, Difference
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
@@ -62,8 +63,12 @@ class CrossVariantItem(VariantItem):
             place = places.get(key.rsplit("::", 1)[-1])
             if place is None:
                 return None  # a pass is never an "unexpected pass" here: no ratchet across ports
-            entry = cross.expectations_of(place.owner).lookup(key)
-            return entry.reason if entry is not None else None
+            # Every port answering for the failure must list it, with one reason.
+            reasons = set()
+            for phase in place.owners:
+                entry = cross.expectations_of(phase).lookup(key)
+                reasons.add(entry.reason if entry is not None else None)
+            return reasons.pop() if len(reasons) == 1 else None
 
         verdict = judge(facts.node_id, outcomes, listed, conformance.level)
         conformance.record_verdict(facts.scenario_id, verdict)
@@ -119,7 +124,29 @@ class CrossVariantItem(VariantItem):
         places = {
             o.rule: attribute(o, record, facts, conformance.checks) for o in outcomes if o.status in {FAIL, UNEVALUATED}
         }
+        places = self._judged_apart(conformance, cross, outcomes, places, record, facts, timeout)
         return [_halting_reason(o, places, record, facts) for o in outcomes], places, stderr
+
+    def _judged_apart(
+        self,
+        conformance: ConformanceSession,
+        cross: CrossResume,
+        outcomes: list[Outcome],
+        places: dict[str, Attribution],
+        record: RunRecord,
+        facts: Facts,
+        timeout: float,
+    ) -> dict[str, Attribution]:
+        """Failures in both phases, decided against the reference's resume of the same halt."""
+        undecided = [o for o in outcomes if o.status == FAIL and places[o.rule].needs_oracle]
+        if not undecided:
+            return places
+        if cross.resumes_on_reference:
+            why = "the resuming port is the reference: its resume of this halt is the oracle"
+            return {**places, **{o.rule: Attribution((HALTING,), why) for o in undecided}}
+        oracle = oracle_run(record, facts, conformance.shim(), cross.reference_shim(), conformance.provider(), timeout)
+        decided = {o.rule: judge_apart(o, places[o.rule], record, facts, oracle, conformance.checks) for o in undecided}
+        return {**places, **decided}
 
     def _count(self, cross: CrossResume, conformance: ConformanceSession, verdict: Verdict, places: dict[str, Attribution]) -> None:
         statuses = {rv.status for rv in verdict.rules}
@@ -139,8 +166,8 @@ class CrossVariantItem(VariantItem):
                     rule=rv.rule,
                     level=rv.level,
                     reason=rv.outcome.reason,
-                    phase=place.owner,
-                    port=cross.port_of(place.owner),
+                    phase=" and ".join(place.owners),
+                    port=" and ".join(cross.port_of(p) for p in place.owners),
                     phases=place.phases,
                     how=place.how,
                     known=rv.status == "expected-fail",
@@ -158,12 +185,8 @@ class CrossVariantItem(VariantItem):
             if rv.status != "fail":
                 continue
             place = places[rv.rule]
-            where = f"fails in the {place.owner} phase, on port {cross.port_of(place.owner)}"
-            if len(place.phases) > 1:
-                where += (
-                    f" (the {RESUMING} phase on port {cross.resuming.name} differs too; it resumed a halt that "
-                    "already differs from the reference's, so it is not judged apart)"
-                )
+            where = " and ".join(f"in the {p} phase, on port {cross.port_of(p)}" for p in place.owners)
+            where = f"fails {where}"
             lines += [f"{_rule_problem(rv)}\n  -> {where} [{place.how}]", ""]
         if stderr.strip():
             lines.append("shim stderr (tail):")
@@ -176,7 +199,7 @@ def _halting_reason(outcome: Outcome, places: dict[str, Attribution], record: Ru
     """A failure of the halting phase is classed by that phase alone: the resuming port
     refusing the resume must not turn the halting port's divergence into a port error."""
     place = places.get(outcome.rule)
-    if place is None or place.owner != HALTING or outcome.reason not in REASON_BY_ERROR:
+    if place is None or place.owners != (HALTING,) or outcome.reason not in REASON_BY_ERROR:
         return outcome
     return replace(outcome, reason=failure_reason(halting_only(record), facts))
 

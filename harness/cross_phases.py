@@ -10,10 +10,10 @@ right port's expectations can explain it. It decides from the data, not from wor
   still finds there, the halting phase alone shows; what the whole record adds, the resume
   phase brought.
 
-When the halting phase already fails a rule, the resume replayed a transcript that differs
-from the reference's halt, so a resume-phase difference under that rule cannot be told from
-one the halt carried over: the failure is the halting port's (``HALTING`` first), and the
-report says the resume phase was not judged apart for it.
+When the halting phase already fails a rule and the resume phase seems to add to it, the
+resume replayed a transcript that differs from the reference's halt: ``cross_oracle`` then
+compares with the reference's resume of the same halt. A failure the oracle explains is the
+halting port's; one it does not is both ports' (``joint``: both must list it to be known).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .runner import RunRecord
 
 HALTING, RESUMING = "halting", "resume"
 PHASE_PATH = re.compile(r"^\$\.phases\[(\d+)\]")
+BOTH = (HALTING, RESUMING)
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,19 @@ class Attribution:
 
     phases: tuple[str, ...]
     how: str  # how it was decided, for the report
+    joint: bool = False  # both phases shown to fail on their own: both ports answer for it
 
     @property
-    def owner(self) -> str:
-        """The phase whose port answers for the failure: the earliest failing one."""
-        return HALTING if HALTING in self.phases else RESUMING
+    def owners(self) -> tuple[str, ...]:
+        """The phases whose ports answer for the failure: both when ``joint``, else the
+        earliest failing one (a resume not judged apart from its halt is the halt's)."""
+        if self.joint:
+            return self.phases
+        return (HALTING,) if HALTING in self.phases else (RESUMING,)
 
-
-BOTH = (HALTING, RESUMING)
+    @property
+    def needs_oracle(self) -> bool:
+        return self.phases == BOTH and not self.joint
 
 
 def attribute(outcome: Outcome, record: RunRecord, facts: Facts, checks: Mapping[str, Check]) -> Attribution:

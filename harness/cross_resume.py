@@ -31,6 +31,7 @@ from .shim_session import Handshake, ShimSession
 
 CROSS_KEY = pytest.StashKey["CrossResume"]()
 REQUIRED_CAPABILITY = "resume"
+ORACLE_PORT = "reference"
 
 
 def add_options(group: Any) -> None:
@@ -93,6 +94,19 @@ class CrossResume:
     deselected: dict[str, list[str]] = field(default_factory=dict)  # scenario -> variant names
     resuming_handshake: dict[str, Any] | None = None  # kept for the report once the shim is closed
     _shim: ShimSession | None = None
+    _reference: ShimSession | None = None
+
+    @property
+    def resumes_on_reference(self) -> bool:
+        """The resuming port is the reference itself: its resume of any halt is the oracle."""
+        return self.resuming.name == ORACLE_PORT and self.resuming.selector == f"--port={ORACLE_PORT}"
+
+    def reference_shim(self) -> ShimSession:
+        """The reference's shim, for the oracle run (``cross_oracle``), started on first use."""
+        if self._reference is None:
+            port = resolve(ORACLE_PORT, None, None, None, build=False)
+            self._reference = ShimSession(port.argv, validator=self.validator)
+        return self._reference
 
     def shim(self) -> ShimSession:
         if self._shim is None:
@@ -108,6 +122,8 @@ class CrossResume:
             if self._shim.handshake is not None:
                 self.resuming_handshake = self._shim.handshake.raw
             self._shim.close()
+        if self._reference is not None:
+            self._reference.close()
 
     def expectations_of(self, phase: str) -> Expectations:
         from .cross_phases import HALTING

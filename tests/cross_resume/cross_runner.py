@@ -41,6 +41,11 @@ def mutant_cmd(name: str) -> str:
     return shlex.join([sys.executable, str(REPO / "tests" / "mutants" / "mutant_shim.py"), name])
 
 
+def reference_cmd() -> str:
+    """The reference shim under another name: a faithful port the harness does not know is the oracle."""
+    return shlex.join([sys.executable, str(REPO / "shims" / "reference" / "shim.py")])
+
+
 def no_resume_cmd() -> str:
     return shlex.join([sys.executable, str(Path(__file__).with_name("no_resume_shim.py"))])
 

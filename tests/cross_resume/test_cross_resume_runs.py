@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cross_runner import SCENARIOS, mutant_cmd, no_resume_cmd, read_report, run_pytest, scenario
+from cross_runner import SCENARIOS, mutant_cmd, no_resume_cmd, read_report, reference_cmd, run_pytest, scenario
 
 from harness.scenario import load_scenario, scenario_files
 
@@ -69,6 +69,40 @@ def test_a_halting_port_breaking_the_halt_is_named_as_the_halting_port(tmp_path:
     assert "[relay.call-entry-keys]" in run.output
     assert "fails in the halting phase, on port broken-halt" in run.output
     assert "fails in the resume phase" not in run.output
+
+
+def test_a_resume_difference_carried_over_from_a_broken_halt_is_the_halting_ports() -> None:
+    # The halt sends the prompt as blocks, so the transcript every resume replays differs from
+    # the golden's; the reference's resume of that same halt (the oracle run) shows the same.
+    run = run_pytest(
+        scenario("relay-alongside-real-durable"),
+        "-k", "openai-run",
+        "--port=broken-halt",
+        f"--port-cmd={mutant_cmd('prompt-as-blocks')}",
+        "--resume-port=faithful",
+        f"--resume-port-cmd={reference_cmd()}",
+    )
+    assert run.code == 1, run.output[-3000:]
+    assert "[golden.observables] (normative, golden)" in run.output
+    assert "fails in the halting phase, on port broken-halt [the resume phase equals the reference's resume of the same halt]" in run.output
+    assert "in the resume phase, on port faithful" not in run.output
+
+
+def test_a_broken_resume_after_a_broken_halt_is_both_ports() -> None:
+    run = run_pytest(
+        scenario("relay-alongside-real-durable"),
+        "-k", "openai-run",
+        "--port=broken-halt",
+        f"--port-cmd={mutant_cmd('prompt-as-blocks')}",
+        "--resume-port=broken-resume",
+        f"--resume-port-cmd={mutant_cmd('prior-results-rerun')}",
+    )
+    assert run.code == 1, run.output[-3000:]
+    assert (
+        "fails in the halting phase, on port broken-halt and in the resume phase, on port broken-resume "
+        "[the resume phase differs from the reference's resume of the same halt too: $.phases[1]"
+    ) in run.output
+    assert "fails in the resume phase, on port broken-resume [check run on the halting phase alone" in run.output
 
 
 def _expectations(path: Path, port: str, entries: dict[str, str]) -> Path:
