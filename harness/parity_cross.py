@@ -20,8 +20,9 @@ HEADER = (
     "Each variant with a durable halt runs its halting phase on the row's port and its resume phase",
     "on the column's port, which gets what a durable host keeps (the pending Request and the transcript,",
     "or the stored conversation) and is judged by the same checks, goldens and normalization rows as a",
-    "single-port run. A failure is placed in the phase it lies in and is known when the expectations of",
-    "the port that ran that phase list it. Variants without a durable halt are not applicable.",
+    "single-port run. A failure is placed in the phase it lies in (when both phases differ, against the",
+    "reference's resume of the same halt) and is known when the expectations of the port(s) answering for",
+    "it list it. Variants without a durable halt are not applicable.",
 )
 
 
