@@ -9,6 +9,7 @@ reruns the cross variant.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -76,7 +77,18 @@ class CrossVariantItem(VariantItem):
         if verdict.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
+                self._name_phase_ports(conformance, cross)
             raise ConformanceFailure(self._render_cross(cross, verdict, places, stderr))
+
+    def _name_phase_ports(self, conformance: ConformanceSession, cross: CrossResume) -> None:
+        """The artifact says which port ran which phase (phase 1 the halt, the rest the resume)."""
+        if conformance.artifacts is None:
+            return
+        path = conformance.artifacts / (self.variant.node_id.replace("[", "__").replace("]", "") + ".json")
+        if path.is_file():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["crossResume"] = {"haltingPort": cross.halting.name, "resumingPort": cross.resuming.name}
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
     def _missing(self, conformance: ConformanceSession, cross: CrossResume) -> str:
         """Why this variant cannot run across these ports (empty when it can)."""

@@ -46,8 +46,12 @@ def test_a_resume_port_corrupting_the_transcript_fails_under_the_rule_in_the_res
         "--resume-port=broken-resume",
         f"--resume-port-cmd={mutant_cmd('prior-results-rerun')}",
         f"--conformance-report={target}",
+        f"--artifacts={tmp_path / 'artifacts'}",
     )
     assert run.code == 1, run.output[-3000:]
+    kept = read_report(tmp_path / "artifacts" / "relay-alongside-real-durable__openai-run.json")
+    assert kept["crossResume"] == {"haltingPort": "reference", "resumingPort": "broken-resume"}
+    assert [p["entry"] for p in kept["phases"]] == ["run", "runWithAnswer"]
     assert "halting phase on port reference, resume phase on port broken-resume" in run.output
     assert "[resume.keeps-prior-results] (normative, divergence)" in run.output
     assert "fails in the resume phase, on port broken-resume" in run.output
