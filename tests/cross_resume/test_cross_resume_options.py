@@ -31,6 +31,7 @@ from harness.shim_session import Handshake
         ),
     ],
 )
+@pytest.mark.timeout(300)  # a golang case builds nothing, but each is a pytest start under load
 def test_misuse_is_one_usage_error(args: tuple[str, ...], message: str) -> None:
     run = run_pytest(scenario("relay-single-durable"), *args)
     assert run.code == 4, run.output[-2000:]

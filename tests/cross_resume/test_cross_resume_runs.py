@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cross_runner import SCENARIOS, mutant_cmd, no_resume_cmd, read_report, reference_cmd, run_pytest, scenario
 
 from harness.scenario import load_scenario, scenario_files
@@ -24,6 +25,7 @@ def _variants_with_a_halt() -> tuple[int, int]:
     return with_halt, without
 
 
+@pytest.mark.timeout(600)  # the whole suite's durable halts, twice the shims: ~40 s idle, minutes under load
 def test_reference_to_reference_passes_every_durable_halt(tmp_path: Path) -> None:
     target = tmp_path / "cross.json"
     run = run_pytest("--port=reference", "--resume-port=reference", f"--conformance-report={target}", "-q")
@@ -38,6 +40,7 @@ def test_reference_to_reference_passes_every_durable_halt(tmp_path: Path) -> Non
     assert block["deselected"]["variants"] == without
 
 
+@pytest.mark.timeout(300)
 def test_a_resume_port_corrupting_the_transcript_fails_under_the_rule_in_the_resume_phase(tmp_path: Path) -> None:
     target = tmp_path / "cross.json"
     run = run_pytest(
@@ -62,6 +65,7 @@ def test_a_resume_port_corrupting_the_transcript_fails_under_the_rule_in_the_res
     assert not [d for d in differences if d["phase"] == "halting"], differences
 
 
+@pytest.mark.timeout(300)
 def test_a_halting_port_breaking_the_halt_is_named_as_the_halting_port(tmp_path: Path) -> None:
     run = run_pytest(
         scenario("relay-single-durable"),
@@ -75,6 +79,7 @@ def test_a_halting_port_breaking_the_halt_is_named_as_the_halting_port(tmp_path:
     assert "fails in the resume phase" not in run.output
 
 
+@pytest.mark.timeout(300)
 def test_a_resume_difference_carried_over_from_a_broken_halt_is_the_halting_ports() -> None:
     # The halt sends the prompt as blocks, so the transcript every resume replays differs from
     # the golden's; the reference's resume of that same halt (the oracle run) shows the same.
@@ -92,6 +97,7 @@ def test_a_resume_difference_carried_over_from_a_broken_halt_is_the_halting_port
     assert "in the resume phase, on port faithful" not in run.output
 
 
+@pytest.mark.timeout(300)
 def test_a_broken_resume_after_a_broken_halt_is_both_ports() -> None:
     run = run_pytest(
         scenario("relay-alongside-real-durable"),
@@ -117,6 +123,7 @@ def _expectations(path: Path, port: str, entries: dict[str, str]) -> Path:
     return path
 
 
+@pytest.mark.timeout(300)
 def test_a_known_failure_applies_only_to_the_phase_its_port_ran(tmp_path: Path) -> None:
     variants = [f"relay-alongside-real-durable[{s}-{e}]" for s in ("openai", "anthropic") for e in ("run", "stream", "ask")]
     entries = {f"{v}::resume.keeps-prior-results": "divergence" for v in variants}
@@ -137,6 +144,7 @@ def test_a_known_failure_applies_only_to_the_phase_its_port_ran(tmp_path: Path) 
     assert "fails in the resume phase, on port broken-resume" in as_halting.output
 
 
+@pytest.mark.timeout(300)
 def test_a_port_without_resume_is_refused_with_the_reason() -> None:
     run = run_pytest(
         scenario("relay-single-durable"),
@@ -147,3 +155,24 @@ def test_a_port_without_resume_is_refused_with_the_reason() -> None:
     assert run.code == 4, run.output[-3000:]
     assert "cross-port resume refused: port 'no-resume' does not declare the 'resume' capability" in run.output
     assert "Traceback" not in run.output
+
+
+@pytest.mark.timeout(300)
+def test_a_variant_needing_a_capability_one_port_lacks_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    target = tmp_path / "cross.json"
+    run = run_pytest(
+        scenario("relay-single-durable"),
+        scenario("resume-non-relay-reexecutes"),
+        "--port=reference",
+        "--resume-port=reference-norelay",
+        f"--conformance-report={target}",
+        "-rs",
+    )
+    assert run.code == 0, run.output[-3000:]
+    assert "port 'reference-norelay' (the resuming port) does not declare ['relay']" in run.output
+    block = read_report(target)["crossResume"]
+    relay_variants = len(list(load_scenario(SCENARIOS / "relay-single-durable.json").variants()))
+    plain_variants = len(list(load_scenario(SCENARIOS / "resume-non-relay-reexecutes.json").variants()))
+    assert block["variants"] == {"passed": plain_variants, "expected": 0, "failed": 0, "skipped": relay_variants}
+    assert {s["variant"].split("[")[0] for s in block["skipped"]} == {"relay-single-durable"}
+    assert f"{relay_variants} skipped" in run.output
