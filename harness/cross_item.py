@@ -179,7 +179,7 @@ class CrossVariantItem(VariantItem):
                     level=rv.level,
                     reason=rv.outcome.reason,
                     phase=" and ".join(place.owners),
-                    port=" and ".join(cross.port_of(p) for p in place.owners),
+                    port=" and ".join(dict.fromkeys(cross.port_of(p) for p in place.owners)),
                     phases=place.phases,
                     how=place.how,
                     known=rv.status == "expected-fail",

@@ -77,8 +77,10 @@ def _differences(block: dict[str, Any]) -> list[str]:
         if len(why) > WHY_WIDTH:
             why = why[: WHY_WIDTH - 1] + "…"
         count = f"{len(found)} variant{'s' if len(found) != 1 else ''}"
+        ports = " and ".join(dict.fromkeys(port.split(" and ")))  # golang → golang: one name
+        phases = f"{phase} phases" if " and " in phase else f"{phase} phase"
         lines.append(
-            f"- {block['halting']} → {block['resuming']}: `{rule}` in the {phase} phase on {port} "
+            f"- {block['halting']} → {block['resuming']}: `{rule}` in the {phases} on {ports} "
             f"({smallest['reason']}; {status}; {count}): {why} — `{smallest['command']}`"
         )
     return lines
