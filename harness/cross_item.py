@@ -2,9 +2,9 @@
 
 It runs the variant through the same runner as a single-port item (``resume_shim`` is B's
 shim), evaluates the same rules with the same checks and goldens, places each failure in
-its phase (``cross_phases``) and judges it against the expectations of the port that ran
-that phase. The failure names the rule, the phase and its port, and the command that
-reruns the cross variant.
+its phase (``cross_phases``; ``cross_oracle`` when both phases fail it) and judges it against
+the expectations of the port(s) answering for it. The failure names the rule, the phase and
+its port, and the command that reruns the cross variant.
 """
 
 from __future__ import annotations
