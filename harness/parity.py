@@ -5,6 +5,9 @@ the rule x port matrix.
 
     python -m harness.parity docs/parity/*.json -o docs/parity.md
 
+Reports of cross-port resume runs (``--resume-port``; a ``crossResume`` block) are not port
+columns: they make the "Cross-port resume" section (``parity_cross.py``).
+
 A cell says how the rule came out for that port over every variant that exercised it:
 ``pass``, ``FAIL n`` (unexpected failures), ``xfail n`` (known failures in the port's
 expectations), ``gap n`` (advisory differences), ``n/a`` or ``—`` (no variant exercised
@@ -19,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .parity_cross import render_cross
 from .parity_summary import SMALLEST, render_summary, source_ports, summarize
 from .paths import fixtures_dir
 
@@ -53,8 +57,11 @@ def cell(row: dict[str, Any] | None) -> str:
     return ", ".join(parts) or "n/a"
 
 
-def render(reports: list[dict[str, Any]]) -> str:
+def render(all_reports: list[dict[str, Any]]) -> str:
+    """The page; reports with a ``crossResume`` block (cross-port runs) make its last section."""
     rules = json.loads((fixtures_dir() / "rules.json").read_text(encoding="utf-8"))["rules"]
+    reports = [r for r in all_reports if "crossResume" not in r]
+    crosses = [r for r in all_reports if "crossResume" in r]
     ordered = sorted(reports, key=lambda r: (PORT_ORDER.index(r["port"]) if r["port"] in PORT_ORDER else 99, r["port"]))
     ports = [r["port"] for r in ordered]
     by_port = {r["port"]: {row["rule"]: row for row in r["rules"]} for r in ordered}
@@ -90,6 +97,7 @@ def render(reports: list[dict[str, Any]]) -> str:
     for rule in rules:
         cells = [cell(by_port[p].get(rule["id"])) for p in ports]
         lines.append(f"| `{rule['id']}` | {rule['level']} | " + " | ".join(cells) + " |")
+    lines += render_cross(crosses, ordered)
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from . import report
+from . import cross_resume, report
 from .collection import (
     ScenariosFolder,
     is_explicit_argument,
@@ -45,11 +45,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--conformance-report", help="write the JSON report to this path, and the markdown matrix to its .md sibling"
     )
+    cross_resume.add_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): the SPEC.md rule ids (fixtures/rules.json) a test checks")
     port, port_cmd = config.getoption("port"), config.getoption("port_cmd")
+    if cross_resume.requested(config) and not (port or port_cmd):
+        raise pytest.UsageError("--resume-port needs --port (or --port-cmd): the port that runs the halting phase")
     if not (port or port_cmd):
         if config.getoption("update_snapshots", default=False) and _collects_scenarios(config):
             raise pytest.UsageError("--snapshot-update needs --port=reference: only the reference writes goldens")
@@ -92,12 +95,29 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     conformance = config.stash[SESSION_KEY]
     conformance.regenerate_command = _regenerate_command(config, conformance)
+    if cross_resume.requested(config):
+        _configure_cross_resume(config, conformance)
     config.pluginmanager.register(_VerdictRecorder(conformance, config), "toolnexus-conformance-verdicts")
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_XdistController(config), "toolnexus-conformance-xdist")
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # `pytest --port=X` alone runs the whole suite, not the harness's own tests.
         config.args = [str(scenarios_dir())]
+
+
+def _configure_cross_resume(config: pytest.Config, conformance: ConformanceSession) -> None:
+    """A cross-port run judges each failure by the expectations of the port that ran its
+    phase (``cross_item``), so the session's own ratchet holds no entry to go stale."""
+    from .cross_plugin import CrossResumePlugin
+
+    cross = cross_resume.configure(config, conformance.port, conformance.expectations)
+    if conformance.validate_shim:
+        from .shim_validation import validate_message
+
+        cross.validator = validate_message
+    conformance.expectations = load(None)
+    config.stash[cross_resume.CROSS_KEY] = cross
+    config.pluginmanager.register(CrossResumePlugin(config), "toolnexus-conformance-cross-resume")
 
 
 def _collects_scenarios(config: pytest.Config) -> bool:
@@ -173,7 +193,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if conformance.stale_entries:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     target = session.config.getoption("conformance_report")
-    if target:
+    if target and cross_resume.CROSS_KEY in session.config.stash:
+        from .cross_plugin import write_cross_report
+
+        write_cross_report(session.config, Path(target))
+    elif target:
         report.write_reports(conformance, Path(target))
 
 

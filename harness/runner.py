@@ -73,9 +73,17 @@ class RunRecord:
 
 
 def run_variant(
-    variant: Variant, shim: ShimLike, provider: FakeProvider, *, timeout: float, facts: Facts | None = None
+    variant: Variant,
+    shim: ShimLike,
+    provider: FakeProvider,
+    *,
+    timeout: float,
+    facts: Facts | None = None,
+    resume_shim: ShimLike | None = None,
 ) -> RunRecord:
-    """Run one variant; ``facts`` are the variant's, when the caller derived them already."""
+    """Run one variant; ``facts`` are the variant's, when the caller derived them already.
+    ``resume_shim`` runs the resume phase instead of ``shim`` (a cross-port resume: the
+    halt's Request and transcript go to another port, as a durable host would hand them)."""
     facts = facts if facts is not None else facts_for(variant)
     session = provider.session(list(facts.turns), style=facts.style)
     store = Store()
@@ -95,8 +103,9 @@ def run_variant(
         pending = (record.first.result or {}).get("pending")
         if pending is None:
             return record  # the halt did not happen; the checks report it
+        resumer = resume_shim if resume_shim is not None else shim
         if facts.restart_before_resume:
-            shim.restart()
+            resumer.restart()
         second = dict(base, entry=facts.resume_entry)
         second["pending"] = copy.deepcopy(pending)
         second["answer"] = _substitute(copy.deepcopy(facts.resume["answer"]), pending.get("id", ""))
@@ -106,7 +115,7 @@ def run_variant(
             second["history"] = copy.deepcopy((record.first.result or {}).get("messages", []))
         if facts.resume_replaces_history:
             _replace_history(second, facts.resume["history"], store, facts)
-        _run_phase(record, shim, session, store, second, timeout)
+        _run_phase(record, resumer, session, store, second, timeout)
     return record
 
 

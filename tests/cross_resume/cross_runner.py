@@ -1,0 +1,55 @@
+"""Running ``pytest --port=A --resume-port=B`` in a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "fixtures" / "scenarios"
+
+
+@dataclass
+class Run:
+    code: int
+    output: str
+
+
+def run_pytest(*args: str, timeout: float = 300) -> Run:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=REPO,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Run(done.returncode, done.stdout + done.stderr)
+
+
+def scenario(name: str) -> str:
+    return str(SCENARIOS / f"{name}.json")
+
+
+def mutant_cmd(name: str) -> str:
+    return shlex.join([sys.executable, str(REPO / "tests" / "mutants" / "mutant_shim.py"), name])
+
+
+def reference_cmd() -> str:
+    """The reference shim under another name: a faithful port the harness does not know is the oracle."""
+    return shlex.join([sys.executable, str(REPO / "shims" / "reference" / "shim.py")])
+
+
+def no_resume_cmd() -> str:
+    return shlex.join([sys.executable, str(Path(__file__).with_name("no_resume_shim.py"))])
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

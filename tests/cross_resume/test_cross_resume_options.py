@@ -1,0 +1,53 @@
+"""Misusing the cross-port options is one usage error naming the fix, never a traceback or a
+run that quietly checks something else; and the refusal reason for a port without resume."""
+
+from __future__ import annotations
+
+import pytest
+from cross_runner import run_pytest, scenario
+
+from harness.cross_resume import refusal
+from harness.shim_session import Handshake
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--resume-port=reference",), "--resume-port needs --port (or --port-cmd)"),
+        (("--port=reference", "--resume-port=reference", "-n", "2"), "drop -n/--dist (xdist)"),
+        (
+            ("--port=reference", "--resume-port=reference", "--expectations=x.toml", "--update-expectations"),
+            "--update-expectations is not used with --resume-port",
+        ),
+        (("--port=reference", "--resume-port=nosuchport"), "unknown port 'nosuchport'"),
+        (("--port=reference", "--resume-port=golang"), "--resume-port-src=PATH/TO/toolnexus"),
+        (
+            ("--port=reference", "--resume-port=reference", "--resume-expectations=no/such.toml"),
+            "no/such.toml: no such expectations file",
+        ),
+        (
+            ("--port=reference", "--resume-port=reference", "--resume-expectations=conformance/golang.toml"),
+            "this expectations file is for port 'golang', not 'reference'",
+        ),
+    ],
+)
+@pytest.mark.timeout(300)  # a golang case builds nothing, but each is a pytest start under load
+def test_misuse_is_one_usage_error(args: tuple[str, ...], message: str) -> None:
+    run = run_pytest(scenario("relay-single-durable"), *args)
+    assert run.code == 4, run.output[-2000:]
+    assert message in run.output
+    assert "Traceback" not in run.output
+
+
+def _handshake(port: str, capabilities: tuple[str, ...]) -> Handshake:
+    return Handshake(port, "python", "x", "1", 1, capabilities, {})
+
+
+def test_refusal_names_each_port_lacking_resume() -> None:
+    able = _handshake("reference", ("openai", "relay", "resume"))
+    unable = _handshake("java", ("openai", "relay"))
+    assert refusal(able, able, "reference", "reference") is None
+    why = refusal(able, unable, "reference", "java")
+    assert why is not None and "port 'java' does not declare the 'resume' capability (it declares openai, relay)" in why
+    both = refusal(unable, unable, "java", "js")
+    assert both is not None and "'java'" in both and "'js'" in both
