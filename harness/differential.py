@@ -297,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", default="reference", help="registry name of the expected port")
     parser.add_argument("--examples", type=int, default=50, help="how many scenarios to try")
     parser.add_argument("--out", type=Path, default=Path("."), help="folder the minimal failing scenario goes in")
+    parser.add_argument("--expectations", type=Path,
+                        help="the port's expectations file: skip differences it explains and search on (differential_known.py)")
+    parser.add_argument("--shrink-budget", type=int, default=200, help="with --expectations: port runs one shrink may spend")
     args = parser.parse_args(argv)
     if not args.port and not args.port_cmd:
         parser.error("give --port=NAME or --port-cmd=COMMAND")
@@ -315,6 +318,10 @@ def _search(args: argparse.Namespace) -> int:
         provider = FakeProvider().start()
         stack.callback(provider.stop)
         label = args.port or shlex.split(args.port_cmd)[-1]
+        if args.expectations is not None:
+            from .differential_known import run_known  # it imports this module
+
+            return run_known(args, expected, under_test, features, provider, label)
         found = minimal_difference(expected, under_test, features=features, examples=args.examples, provider=provider)
         if found is None:
             print(f"differential: {label} and {args.against} agree on {args.examples} generated scenarios")
