@@ -29,8 +29,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from .compare import compare_variant
+from .differential_draws import with_delays, with_store
 from .differential_wire import (
     NON_ASCII_VALUES,
+    turn_extra,
     turn_wire,
     variation_rules,
     with_undeclared,
@@ -61,11 +63,12 @@ class Features:
     relay: bool = False
     resume: bool = False
     hooks: bool = False
+    store: bool = False
 
     @classmethod
     def shared_by(cls, *shims: ShimSession) -> Features:
         caps = [set(shim.ensure_alive().capabilities) for shim in shims]
-        return cls(**{name: all(name in c for c in caps) for name in ("relay", "resume", "hooks")})
+        return cls(**{name: all(name in c for c in caps) for name in ("relay", "resume", "hooks", "store")})
 
 
 def _behaviour(name: str) -> st.SearchStrategy[dict[str, Any]]:
@@ -134,14 +137,18 @@ def _scenario(draw: st.DrawFn, features: Features) -> dict[str, Any]:
             host["waitFor"]["raise"] = True
     elif features.resume:
         _add_resume(draw, scenario, hooks)
+    scenario["rules"] += with_delays(draw, tools, host)
     if host:
         scenario["host"] = host
+    if features.store:
+        scenario["rules"] += with_store(draw, scenario, entry)
     return scenario
 
 
 def _with_wire(draw: st.DrawFn, turn: dict[str, Any], style: str) -> dict[str, Any]:
     wire = draw(turn_wire(len(turn.get("toolCalls", [])), style))
-    return {**turn, "wire": wire} if wire else turn
+    extra = draw(turn_extra(style))
+    return {**turn, **({"wire": wire} if wire else {}), **({"extra": extra} if extra else {})}
 
 
 def _hooks(names: list[str]) -> st.SearchStrategy[dict[str, Any]]:

@@ -256,9 +256,12 @@ def _mixed_turns(facts: Facts) -> list[tuple[ScriptedCall, ...]]:
 
 @check("relay.alongside-real-tools")
 def alongside_real_tools(record: RunRecord, facts: Facts) -> Iterator[str]:
-    mixed = _mixed_turns(facts)
+    # Only turns the provider served: a halt on an earlier turn leaves later ones unplayed
+    # (the golden comparison judges whether the run stopped where it should).
+    served = sum(len(phase.requests) for phase in record.phases)
+    mixed = [t for i, t in enumerate(facts.turn_calls) if i < served and t in _mixed_turns(facts)]
     if not mixed:
-        raise NotApplicable("no turn mixes relay calls with real tools")
+        raise NotApplicable("no served turn mixes relay calls with real tools")
     executions = [e for phase in record.phases for e in phase.executions]
     rewritten = facts.rewritten_args
     for turn in mixed:
