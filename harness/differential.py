@@ -3,12 +3,15 @@
 This module owns (a) a hypothesis strategy, :func:`scenarios`, that builds small valid
 scenario dicts (one or two tool turns mixing native behaviours and, as the ports' shared
 :class:`Features` allow, relay tools, beforeTool/afterTool hooks, a raising waitFor, and a
-durable halt resumed with a drawn Answer, possibly in a restarted shim; then a final text
-turn; each turn possibly put on the wire differently and calling an undeclared tool, see
-differential_wire.py) and (b) :func:`differ`, which runs every
+durable halt resumed with a drawn Answer, possibly in a restarted shim, and stored
+histories; then a final text turn; each turn possibly put on the wire differently, with
+provider extras and calling an undeclared tool, see differential_wire.py; tool delays and
+histories, differential_draws.py) and (b) :func:`differ`, which runs every
 variant of one scenario through two shims against the fake provider and returns the
 normalized-observable differences, rendered. ``python -m harness.differential`` searches for
-a difference and writes the smallest scenario hypothesis shrinks it to, ready for fixtures.
+a difference and writes the smallest scenario hypothesis shrinks it to, ready for fixtures;
+with ``--expectations`` it skips what the port's expectations explain and searches on
+(differential_known.py).
 """
 
 from __future__ import annotations

@@ -49,12 +49,13 @@ from .normalize import normalize
 from .observables import observables
 from .rules import Check, load_all
 from .rules.golden import GOLDEN_RULES, golden_owner
-from .runner import RunRecord, run_variant
+from .runner import run_variant
 from .scenario import Variant
 from .session import load_rules
 from .shim_session import ShimSession
 
 Kind = tuple[str, str]  # (rule, reason class)
+MAX_PATHS = 6  # per known golden kind, the most frequent first differing paths the summary lists
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Finding:
     rule: str
     reason: str
     evidence: str
+    paths: tuple[str, ...] = ()  # golden findings: every differing path, indexes generalized to [*]
 
     @property
     def kind(self) -> Kind:
@@ -88,13 +90,20 @@ class Known:
     """The (rule pattern, reason class) pairs of a port's expectations."""
 
     pairs: frozenset[Kind]
+    noted: frozenset[str] = frozenset()  # JSON paths the entries' notes mention, generalized (a hint only)
 
     @classmethod
     def from_expectations(cls, expectations: Expectations) -> Known:
-        return cls(frozenset((e.key.split("::", 1)[1], e.reason) for e in expectations.entries))
+        noted = {generalized(path) for e in expectations.entries for path in re.findall(r"\$[^\s:,]*", e.note)}
+        return cls(frozenset((e.key.split("::", 1)[1], e.reason) for e in expectations.entries), frozenset(noted))
 
     def explains(self, finding: Finding) -> bool:
         return any(reason == finding.reason and _rule_matches(rule, finding.rule) for rule, reason in self.pairs)
+
+
+def generalized(path: str) -> str:
+    """A JSON path with its list indexes as ``[*]``: the same place in another scenario."""
+    return re.sub(r"\[\d+\]", "[*]", path)
 
 
 def _rule_matches(pattern: str, rule: str) -> bool:
@@ -139,18 +148,14 @@ class Judge:
         failing_there = {o.rule for o in evaluate(want, facts, rules, self.checks) if o.status == FAIL}
         mine: list[Finding] = []
         theirs: list[Finding] = []
-        golden = _golden_difference(want, got, variant)
+        golden = compare_variant(normalize(observables(want)), normalize(observables(got)), variant).failures
         if golden:
-            mine.append(Finding(variant.name, owner, "golden", golden))
+            paths = tuple(sorted({generalized(d.path) for d in golden}))
+            mine.append(Finding(variant.name, owner, "golden", golden[0].render().strip(), paths))
         for outcome in evaluate(got, facts, rules, self.checks):
             if outcome.status == FAIL:
                 (theirs if outcome.rule in failing_there else mine).append(_finding(variant, outcome))
         return mine, theirs
-
-
-def _golden_difference(want: RunRecord, got: RunRecord, variant: Variant) -> str:
-    comparison = compare_variant(normalize(observables(want)), normalize(observables(got)), variant)
-    return comparison.failures[0].render().strip() if comparison.failures else ""
 
 
 def _finding(variant: Variant, outcome: Outcome) -> Finding:
@@ -174,6 +179,8 @@ class SearchReport:
     examples: int = 0  # distinct generated scenarios tried
     differing: int = 0  # of those, how many showed any finding
     known: Counter[Kind] = field(default_factory=Counter)  # generated scenarios showing each explained kind
+    known_paths: Counter[tuple[Kind, str]] = field(default_factory=Counter)  # ... per differing path (golden kinds)
+    noted: frozenset[str] = frozenset()  # paths the expectations' notes mention
     new_seen: Counter[Kind] = field(default_factory=Counter)  # ... each unexplained kind
     against: Counter[Kind] = field(default_factory=Counter)  # ... each kind failing on the expected port too
     new: list[NewDifference] = field(default_factory=list)
@@ -182,7 +189,16 @@ class SearchReport:
         lines = [f"differential: {self.examples} generated scenarios tried on {port} against {against}; "
                  f"{self.differing} showed a difference"]
         lines.append(f"skipped as known ({sum(self.known.values())}):" if self.known else "skipped as known: none")
-        lines += [f"  {rule} ({reason}): {count}" for (rule, reason), count in sorted(self.known.items())]
+        for (rule, reason), count in sorted(self.known.items()):
+            lines.append(f"  {rule} ({reason}): {count}")
+            paths = sorted(((n, w) for (k, w), n in self.known_paths.items() if k == (rule, reason)), reverse=True)
+            noted = [(n, w) for n, w in paths if w in self.noted]
+            lines += [f"      differs at {where}: {n}" for n, where in noted[:MAX_PATHS]]
+            if len(noted) > MAX_PATHS:
+                lines.append(f"      … and {len(noted) - MAX_PATHS} more paths the notes mention")
+            # the coarse definition skips these too: each is worth a look
+            lines += [f"      differs at {where}: {n}  (no note of the file mentions this path)"
+                      for n, where in paths if where not in self.noted]
         if self.against:
             lines.append(f"failing on {against} too (not {port}'s difference; a harness or reference matter):")
             lines += [f"  {rule} ({reason}): {count}" for (rule, reason), count in sorted(self.against.items())]
@@ -224,6 +240,9 @@ class _Hunt:
     target: Kind | None = None
     shrink_runs: int = 0
 
+    def __post_init__(self) -> None:
+        self.report.noted = self.known.noted
+
     def interesting(self, scenario: dict[str, Any]) -> bool:
         key = json.dumps(scenario, sort_keys=True)
         if self.target is not None:  # shrinking: keep the same kind, within the budget
@@ -260,6 +279,8 @@ class _Hunt:
         report.differing += bool(result.port)
         for kind, finding in {f.kind: f for f in result.port}.items():
             (report.known if self.known.explains(finding) else report.new_seen)[kind] += 1
+        for kind, where in {(f.kind, p) for f in result.port if self.known.explains(f) for p in f.paths}:
+            report.known_paths[kind, where] += 1
         for kind in {f.kind for f in result.against}:
             report.against[kind] += 1
         if report.examples % 25 == 0:

@@ -59,7 +59,8 @@ def _inner_pytest(*args: str, golden: Path) -> tuple[int, str]:
 
 def test_explained_means_same_rule_and_same_reason_class_whatever_the_scenario() -> None:
     known = Known.from_expectations(Expectations(None, [
-        Entry("decl-builtins[openai-run]::keys.run-result", "divergence"),
+        Entry("decl-builtins[openai-run]::keys.run-result", "divergence",
+              note="observables differ from the golden: $.phases[0].result.limit: golden <absent>, port null"),
         Entry("relay-x[anthropic-ask]::*", "capability"),
         Entry("halt-y[openai-*]::halt.*", "divergence"),
     ]))
@@ -72,14 +73,20 @@ def test_explained_means_same_rule_and_same_reason_class_whatever_the_scenario()
     assert not known.explains(finding("keys.transcript", "divergence")), "a different rule is new"
     assert known.explains(finding("relay.prompt-text", "capability")), "a variant-wide entry explains any rule of its class"
     assert known.explains(finding("halt.transcript", "divergence")) and not known.explains(finding("susp.placeholder", "divergence"))
+    assert known.noted == {"$.phases[*].result.limit"}, "the notes' paths, generalized, are the summary's hint"
 
 
 def test_the_report_names_counts_per_rule_and_says_none_new() -> None:
-    report = SearchReport(examples=40, differing=7)
+    report = SearchReport(examples=40, differing=7, noted=frozenset({"$.phases[*].result.limit"}))
     report.known.update({("keys.run-result", "divergence"): 7, ("golden.observables", "golden"): 3})
+    golden = ("golden.observables", "golden")
+    report.known_paths.update({(golden, "$.phases[*].result.limit"): 3, (golden, "$.phases[*].requests[*].tools"): 1})
     lines = report.render("golang", "reference")
     assert lines[0] == "differential: 40 generated scenarios tried on golang against reference; 7 showed a difference"
     assert "  keys.run-result (divergence): 7" in lines and "  golden.observables (golden): 3" in lines
+    at = lines.index("  golden.observables (golden): 3")
+    assert lines[at + 1:at + 3] == ["      differs at $.phases[*].result.limit: 3",
+                                    "      differs at $.phases[*].requests[*].tools: 1  (no note of the file mentions this path)"]
     assert lines[-1] == "new differences: none"
     new = Finding("openai-run", "loop.final-text", "divergence", "text differs")
     report.new.append(NewDifference(new.kind, {}, Judged((new,))))
