@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from .compare import compare_variant
-from .differential_draws import with_delays, with_store
+from .differential_draws import judged_rules, with_delays, with_store
 from .differential_wire import (
     NON_ASCII_VALUES,
     turn_extra,
@@ -111,7 +111,7 @@ def _answer(output: str, relay_call: str | None) -> st.SearchStrategy[dict[str, 
 
 
 @st.composite
-def _scenario(draw: st.DrawFn, features: Features) -> dict[str, Any]:
+def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, Any]:
     natives = draw(st.lists(st.sampled_from(NATIVE_NAMES), min_size=1, max_size=3, unique=True))
     relays = draw(st.lists(st.sampled_from(RELAY_NAMES), max_size=2, unique=True)) if features.relay else []
     tools = [draw(_tool(n, False)) for n in natives] + [draw(_tool(n, True)) for n in relays]
@@ -145,6 +145,8 @@ def _scenario(draw: st.DrawFn, features: Features) -> dict[str, Any]:
         scenario["host"] = host
     if features.store:
         scenario["rules"] += with_store(draw, scenario, entry)
+    if judged:
+        scenario["rules"] = list(dict.fromkeys([*scenario["rules"], *judged_rules(scenario)]))
     return scenario
 
 
@@ -234,9 +236,10 @@ def _requires(relays: list[str], hooks: dict[str, Any]) -> list[str]:
     return (["relay"] if relays else []) + (["hooks"] if hooks else [])
 
 
-def scenarios(features: Features = Features()) -> st.SearchStrategy[dict[str, Any]]:
-    """Valid scenario dicts using only ``features`` beyond plain native tools."""
-    return _scenario(features)
+def scenarios(features: Features = Features(), *, judged: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid scenario dicts using only ``features`` beyond plain native tools; ``judged``:
+    citing every rule whose check can judge them (differential_draws.judged_rules)."""
+    return _scenario(features, judged)
 
 
 def as_scenario(data: dict[str, Any]) -> Scenario:

@@ -61,3 +61,40 @@ def with_store(draw: st.DrawFn, scenario: dict[str, Any], entry: str) -> list[st
         return ["store.verbatim-round-trip"]
     scenario.setdefault("host", {})["store"] = True
     return ["store.run-stateless"]
+
+
+# Rules whose checks judge any scenario of the kind (each says "not applicable" where the
+# scenario does not exercise it): citing them makes a difference surface as the rule it
+# breaks, not only as a golden difference, so a port's known golden failures hide less.
+# Left out: checks that assume the shapes of their hand-written scenarios and misjudge
+# generated ones on the reference itself (measured: reference against reference, 120
+# examples): loop.assistant-turn (reads stored history as provider turns),
+# stream.tool-call-events-first, susp.placeholder, susp.first-in-order, susp.declined,
+# susp.unresolved, susp.waitfor-retry-once, susp.not-a-tool-error, halt.transcript,
+# relay.request-kind, relay.calls-in-one-request, relay.not-a-tool-error, relay.args-rewrite,
+# relay.multi-round; and (250 more examples) stream.done-last (demands done after a raising
+# waitFor), relay.shorthand-one-call-only, relay.inprocess-one-callback-per-call.
+JUDGED_ALWAYS = (
+    "loop.openai-endpoint", "loop.anthropic-endpoint", "loop.openai-body", "loop.anthropic-body",
+    "loop.tools-omitted-when-empty", "loop.stream-body", "loop.user-prompt", "loop.model-verbatim",
+    "loop.tool-results-openai", "loop.tool-results-anthropic", "loop.final-text", "loop.usage-summed",
+    "loop.sse-openai", "loop.sse-anthropic", "decl.openai-shape", "decl.anthropic-shape", "decl.order",
+    "susp.request-keys", "susp.answer-keys", "susp.waitfor-error-aborts", "susp.durable-halt",
+    "halt.later-suspensions-dropped", "halt.run-result",
+)
+JUDGED_WHEN = {
+    "stream": ("stream.event-fields", "stream.pending-event", "stream.usage-before-done", "stream.halt-events"),
+    "relay": ("relay.declared-like-any-tool", "relay.call-entry-keys", "relay.call-id-stamped",
+              "relay.arguments-raw-openai", "relay.arguments-parse-to-input", "relay.non-relay-first-uncontaminated",
+              "relay.answer-shapes", "relay.caller-failure", "relay.declined"),
+    "resume": ("resume.needs-halted-turn", "resume.keeps-prior-results", "resume.replaces-placeholder",
+               "resume.fills-later-slots", "resume.one-result-per-call", "resume.no-user-turn",
+               "resume.across-process", "resume.may-halt-again"),
+}
+
+
+def judged_rules(scenario: dict[str, Any]) -> list[str]:
+    """The rules a generated scenario cites so their checks judge it (beyond its own draws)."""
+    kinds = {"stream"} & set(scenario["entries"]) | ({"relay"} if not scenario["relayFree"] else set()) \
+        | ({"resume"} if "resume" in scenario else set())
+    return [*JUDGED_ALWAYS, *(rule for kind in sorted(kinds) for rule in JUDGED_WHEN[kind])]

@@ -16,7 +16,10 @@ expectations file when some entry of the file has the same rule — its key's pa
 scenario and variant parts are ignored, because a generated scenario has no entry of its
 own. This is coarse on purpose: it answers "is this a kind of failure the port is known to
 have" and no more; a port known to fail ``golden.observables`` somewhere has every golden
-difference explained (see the README section "Differential runs").
+difference explained (see the README section "Differential runs"). So the summary lists,
+per skipped golden kind, the JSON paths the differences were at (indexes as ``[*]``), and
+flags each path no note of the file mentions: a hint where the coarse definition may be
+hiding something new, not a verdict (notes are cut at 300 characters).
 
 :func:`search` draws up to ``examples`` scenarios, tallies the explained findings per rule
 and reason, and for each unexplained kind (rule, reason) has hypothesis shrink the first
@@ -218,7 +221,7 @@ def search(judge: Judge, features: Features, known: Known, *, examples: int, shr
     hunt = _Hunt(judge, known, shrink_budget, progress)
     while True:
         try:
-            shrunk = find(scenarios(features), hunt.interesting, settings=_settings(examples))
+            shrunk = find(scenarios(features, judged=True), hunt.interesting, settings=_settings(examples))
         except NoSuchExample:
             return hunt.report
         kind = hunt.found(shrunk)
