@@ -13,6 +13,9 @@ machine, and a host whose waitFor raises gets none (the abort would race a sleep
 conversation already in the host's store (``storedHistory``, store.ask-loads-history), a
 stream is given the conversation id (``streamWithId``) and a run is given a store it must
 not touch (store.run-stateless).
+
+**Judged rules** (:func:`judged_rules`): what a generated scenario cites for a run with
+``--expectations``, so its differences surface as the rules they break.
 """
 
 from __future__ import annotations
