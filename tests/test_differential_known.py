@@ -196,3 +196,19 @@ def test_generated_delays_histories_and_extras_are_cited_and_stay_deterministic(
     assert history["storedHistory"][0]["content"] in sent, "the stored conversation was not continued"
     for scenario in (delayed, history, extra):
         assert judge.findings(scenario) == Judged(()), f"not deterministic on the reference: {json.dumps(scenario)}"
+
+
+def test_judged_scenarios_surface_a_difference_as_the_rule_it_breaks(
+    reference_shim: ShimSession, start_shim: Callable[[list[str]], ShimSession], shared_provider: FakeProvider
+) -> None:
+    """A mutant that adds a '.' to the final text: as plain golden differences its findings
+    would hide behind a port's known golden failures; judged, loop.final-text names it."""
+    dotted = start_shim(shlex.split(f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} final-text-dotted"))
+    judge = Judge(reference_shim, dotted, shared_provider)
+    simple = settings(max_examples=50, derandomize=True, database=None, phases=[Phase.generate])
+    plain = find(scenarios(Features()), lambda s: "host" not in s, settings=simple)
+    judged = find(scenarios(Features(), judged=True), lambda s: "host" not in s, settings=simple)
+    assert {f.kind for f in judge.findings(plain).port} <= set(GOLDEN_KINDS)
+    kinds = {f.kind for f in judge.findings(judged).port}
+    assert ("loop.final-text", "divergence") in kinds, kinds
+    assert not {f.kind for f in judge.findings(judged).against}, "the reference passes every judged rule here"
