@@ -186,6 +186,7 @@ class SearchReport:
     noted: frozenset[str] = frozenset()  # paths the expectations' notes mention
     new_seen: Counter[Kind] = field(default_factory=Counter)  # ... each unexplained kind
     against: Counter[Kind] = field(default_factory=Counter)  # ... each kind failing on the expected port too
+    against_example: dict[Kind, str] = field(default_factory=dict)  # one finding of each such kind, rendered
     new: list[NewDifference] = field(default_factory=list)
 
     def render(self, port: str, against: str) -> list[str]:
@@ -204,7 +205,8 @@ class SearchReport:
                       for n, where in paths if where not in self.noted]
         if self.against:
             lines.append(f"failing on {against} too (not {port}'s difference; a harness or reference matter):")
-            lines += [f"  {rule} ({reason}): {count}" for (rule, reason), count in sorted(self.against.items())]
+            for kind, count in sorted(self.against.items()):
+                lines += [f"  {kind[0]} ({kind[1]}): {count}", f"      e.g. {self.against_example.get(kind, '')}"]
         if not self.new:
             lines.append("new differences: none")
         for item in self.new:
@@ -284,8 +286,9 @@ class _Hunt:
             (report.known if self.known.explains(finding) else report.new_seen)[kind] += 1
         for kind, where in {(f.kind, p) for f in result.port if self.known.explains(f) for p in f.paths}:
             report.known_paths[kind, where] += 1
-        for kind in {f.kind for f in result.against}:
+        for kind, finding in {f.kind: f for f in result.against}.items():
             report.against[kind] += 1
+            report.against_example.setdefault(kind, finding.render())
         if report.examples % 25 == 0:
             self.progress(f"differential: {report.examples} tried, {sum(report.new_seen.values())} new-kind sightings")
 
