@@ -212,3 +212,20 @@ def test_judged_scenarios_surface_a_difference_as_the_rule_it_breaks(
     kinds = {f.kind for f in judge.findings(judged).port}
     assert ("loop.final-text", "divergence") in kinds, kinds
     assert not {f.kind for f in judge.findings(judged).against}, "the reference passes every judged rule here"
+
+
+def test_a_rule_failing_on_the_expected_port_too_is_not_the_ports_difference(
+    reference_shim: ShimSession, start_shim: Callable[[list[str]], ShimSession], shared_provider: FakeProvider
+) -> None:
+    """A check that fails every run (a check misjudging a generated shape) must not be blamed
+    on the port: it lands in ``against``; the port's own difference stays in ``port``."""
+    from harness.rules import Check, load_all
+
+    checks = dict(load_all())
+    checks["loop.final-text"] = Check("loop.final-text", lambda record, facts: iter(["always wrong"]))
+    dotted = start_shim(shlex.split(f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} run-result-snake"))
+    scenario = find(scenarios(Features(), judged=True), lambda s: "host" not in s,
+                    settings=settings(max_examples=50, derandomize=True, database=None, phases=[Phase.generate]))
+    judged = Judge(reference_shim, dotted, shared_provider, checks=checks).findings(scenario)
+    assert {f.rule for f in judged.against} == {"loop.final-text"}, judged
+    assert "loop.final-text" not in {f.rule for f in judged.port} and "keys.run-result" in {f.rule for f in judged.port}
