@@ -1,8 +1,10 @@
 """What the differential generator varies on the provider's side of a generated scenario:
 each turn's ``wire`` block (fake_provider/wire.py — SSE chunk boundaries anywhere, including
-inside UTF-8 sequences and JSON values; OpenAI tool-call delta indexes with gaps, out of
-index order or without ``index``; usage absent or without a usable total; assistant content
-null, "" or absent) and calls of a tool the toolkit does not declare. Every strategy draws
+inside UTF-8 sequences and JSON values, at offsets or every few bytes; OpenAI tool-call delta
+indexes with gaps, out of index order or without ``index``; usage absent or without a usable
+total; assistant content null, "" or absent), each turn's ``extra`` block (what a real
+provider adds: OpenAI message keys, Anthropic thinking blocks, response keys, unknown SSE
+events) and calls of a tool the toolkit does not declare. Every strategy draws
 the default first, so hypothesis shrinks a variation away when it is not the cause.
 
 :func:`variation_rules` names the rules a generated scenario must cite so that the golden
@@ -27,6 +29,8 @@ def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     wire: dict[str, Any] = {}
     if draw(st.booleans()):
         split: dict[str, Any] = {"at": draw(st.lists(st.integers(1, 700), min_size=1, max_size=4, unique=True)), "pauseMs": 0}
+        if draw(st.sampled_from([False, False, True])):
+            split["every"] = draw(st.sampled_from([16, 61]))
         if draw(st.booleans()):
             split["utf8"] = True
         wire["split"] = split
@@ -49,6 +53,23 @@ def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     return wire
 
 
+@st.composite
+def turn_extra(draw: st.DrawFn, style: str) -> dict[str, Any]:
+    """An ``extra`` block ({} = nothing added); values as real providers send them."""
+    extra: dict[str, Any] = {}
+    if not draw(st.sampled_from([False, False, True])):
+        return extra
+    if style == "openai" and draw(st.booleans()):
+        extra["extraMessageKeys"] = draw(st.sampled_from([{"refusal": None}, {"refusal": None, "annotations": []}]))
+    if style == "anthropic" and draw(st.booleans()):
+        extra["extraBlocks"] = [{"type": "thinking", "thinking": "The tools answer this. ☕", "signature": "sig-generated"}]
+    if draw(st.booleans()):
+        extra["extraResponseKeys"] = {"system_fingerprint": "fp_generated"}
+    if draw(st.booleans()):
+        extra["extraEvents"] = [{"type": "message_metadata", "choices": []} if style == "openai" else {"type": "ping"}]
+    return extra
+
+
 def with_undeclared(draw: st.DrawFn, names: list[str]) -> list[str]:
     """``names``, sometimes with a call of a tool nobody declared put somewhere in it."""
     if not draw(st.sampled_from([False, False, False, True])):
@@ -69,4 +90,6 @@ def variation_rules(turns: list[dict[str, Any]]) -> list[str]:
         rules.append("loop.usage-total-missing")
     if any("content" in w for w in wires):
         rules.append("loop.assistant-content-null")
+    if any(t.get("extra") for t in turns):
+        rules.append("loop.assistant-extra-keys")
     return rules

@@ -256,9 +256,14 @@ def _mixed_turns(facts: Facts) -> list[tuple[ScriptedCall, ...]]:
 
 @check("relay.alongside-real-tools")
 def alongside_real_tools(record: RunRecord, facts: Facts) -> Iterator[str]:
-    mixed = _mixed_turns(facts)
+    # Only turns the provider served, each judged in the phase that served it: a halt on an
+    # earlier turn leaves later ones unplayed or to a resume (the golden comparison judges
+    # whether the run stopped where it should).
+    served_in = [phase for phase in record.phases for _ in phase.requests]
+    indexed = [(i, t) for i, t in enumerate(facts.turn_calls) if i < len(served_in) and t in _mixed_turns(facts)]
+    mixed = [t for _, t in indexed]
     if not mixed:
-        raise NotApplicable("no turn mixes relay calls with real tools")
+        raise NotApplicable("no served turn mixes relay calls with real tools")
     executions = [e for phase in record.phases for e in phase.executions]
     rewritten = facts.rewritten_args
     for turn in mixed:
@@ -271,7 +276,7 @@ def alongside_real_tools(record: RunRecord, facts: Facts) -> Iterator[str]:
                 if "args" in run and run["args"] != want:
                     yield f"real tool call {call.id} ran with {run['args']!r}, expected its own arguments {want!r}"
     if facts.durable:
-        yield from _alongside_durable(record, facts, mixed[-1])
+        yield from _alongside_durable(served_in[indexed[-1][0]], facts, mixed[-1])
     else:
         yield from _alongside_inprocess(record, facts, mixed)
 
@@ -295,9 +300,9 @@ def _alongside_inprocess(record: RunRecord, facts: Facts, mixed: list[tuple[Scri
                 yield f"real tool call {call.id}'s result is {got.content!r}, expected its own output {real[0]!r}"
 
 
-def _alongside_durable(record: RunRecord, facts: Facts, turn: tuple[ScriptedCall, ...]) -> Iterator[str]:
+def _alongside_durable(phase: PhaseRecord, facts: Facts, turn: tuple[ScriptedCall, ...]) -> Iterator[str]:
     halted = next((i for i, c in enumerate(turn) if c.kind in {"relay", "suspend"}), None)
-    last = last_tool_turn((record.first.result or {}).get("messages") or [], facts.style)
+    last = last_tool_turn((phase.result or {}).get("messages") or [], facts.style)
     if halted is None or last is None:
         yield "the durable run did not leave a halted tool turn in its transcript"
         return

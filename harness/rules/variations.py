@@ -102,6 +102,8 @@ def undeclared_tool_call(record: RunRecord, facts: Facts) -> Iterator[str]:
             strays = [c for c in turn.get("toolCalls", []) if c["name"] not in declared]
             if not strays:
                 continue
+            if number + 1 >= len(phase.requests) and _stopped_by_the_host(phase, facts):
+                continue  # another call of this turn halted the run (or its waitFor raised): no next turn yet
             checked = True
             if number + 1 >= len(phase.requests):
                 yield f"turn {number + 1} called {[c['name'] for c in strays]} and the run sent no further request"
@@ -115,6 +117,12 @@ def undeclared_tool_call(record: RunRecord, facts: Facts) -> Iterator[str]:
                     yield f"{call['id']}: the shim executed something for an undeclared tool: {ran}"
     if not checked:
         raise NotApplicable("no served turn calls an undeclared tool")
+
+
+def _stopped_by_the_host(phase: PhaseRecord, facts: Facts) -> bool:
+    """The phase ended pending, or with the error a raising waitFor causes."""
+    results = [phase.result, *((e.get("result") or {}) for e in phase.events if e.get("type") == "done")]
+    return any((r or {}).get("status") == "pending" for r in results) or (facts.waitfor_raises and phase.error is not None)
 
 
 def _results_for(body: dict[str, Any], style: str) -> dict[str, Any]:
