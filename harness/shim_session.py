@@ -9,6 +9,7 @@ another protocol version is refused once and for all — restarting cannot fix t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from .errors import (
     ShimTimeout,
 )
 from .jsonrpc import ErrorCode, Params
+from .shim_child import ShimChild
 from .shim_process import HostHandler, ShimProcess, Validator
 
 PROTOCOL_VERSION = 1
@@ -75,6 +77,7 @@ class ShimSession:
         self.recoveries = 0  # restarts forced by a failure; deliberate restart() calls are free
         self._broken = False
         self._refused: ShimError | None = None  # a failure no restart can fix
+        self._spare: ShimChild | None = None  # spawned ahead by prepare_restart()
 
     @property
     def restarts(self) -> int:
@@ -107,7 +110,7 @@ class ShimSession:
         self._broken = True  # until the handshake succeeds
         self.starts += 1
         try:
-            self.process.start(self.argv, cwd=self.cwd, env=self.env)
+            self.process.start(self.argv, cwd=self.cwd, env=self.env, spawned=self._take_spare())
         except ShimStartError as exc:
             self._refused = exc
             raise
@@ -145,9 +148,30 @@ class ShimSession:
         self.process.close()
         return self.ensure_alive()
 
+    def prepare_restart(self) -> None:
+        """Spawn the next process now, so a :meth:`restart` soon after (a scenario that
+        resumes in a fresh shim) finds it started and only replays ``initialize``. The
+        spare is a fresh process that has received nothing until it is taken over."""
+        if self._spare is not None or self._refused is not None:
+            return
+        try:
+            self._spare = ShimChild(self.argv, cwd=self.cwd, env=self.env)
+        except (OSError, ValueError):
+            self._spare = None  # the start that needs it spawns (and reports) for itself
+
+    def _take_spare(self) -> ShimChild | None:
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.exited():
+            _discard(spare)  # it died idle: start afresh, so the failure is reported as usual
+            return None
+        return spare
+
     def close(self) -> None:
         self.handshake = None
         self.process.close()
+        if self._spare is not None:
+            _discard(self._spare)
+            self._spare = None
 
     def __enter__(self) -> ShimSession:
         return self
@@ -193,3 +217,13 @@ class ShimSession:
     def _context(self) -> dict[str, Any]:
         return {"command": self.argv, "cwd": self.cwd, "stderr_tail": self.process.stderr_tail(),
                 "method": "initialize"}
+
+
+def _discard(child: ShimChild) -> None:
+    """End a spare nobody spoke to: its stdin's EOF ends a shim that reads; the rest is
+    terminate's (the process and everything it started, reaped)."""
+    for stream in (child.proc.stdin, child.proc.stdout, child.proc.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            if stream is not None:
+                stream.close()
+    child.terminate(grace=1.0)

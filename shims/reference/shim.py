@@ -60,6 +60,14 @@ class Shim:
     def __init__(self, channel: rpc.Channel, relay: bool) -> None:
         self.channel = channel
         self.relay = relay
+        self._http: Any = None  # one HTTP client for the shim's life, made on the first run
+
+    def http_client(self) -> Any:
+        """Shared by every run, so runs reuse keep-alive connections to the provider
+        instead of each paying for a client and a connection of its own."""
+        if self._http is None:
+            self._http = tn.new_http_client()
+        return self._http
 
     async def build_toolkit(self, spec: dict[str, Any], executions: list[dict[str, Any]]) -> Any:
         def build(tool: dict[str, Any]) -> Any:
@@ -104,6 +112,7 @@ class Shim:
             on_metric=metrics.append,
             store=_HostStore(self.channel) if p.get("store") else None,
             relay=self.relay,
+            http_client=self.http_client(),
         )
         entry = p["entry"]
         events: list[dict[str, Any]] = []
