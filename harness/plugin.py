@@ -24,7 +24,7 @@ from .collection import (
 )
 from .expectations import ExpectationsError, load, write
 from .golden_files import delete_goldens, orphan_goldens
-from .items import SESSION_KEY, ScenarioFile
+from .items import SESSION_KEY, ScenarioFile, restarts_shim
 from .paths import scenarios_dir
 from .ports import PortError, resolve
 from .run_completeness import RunShape, incomplete_reason
@@ -130,6 +130,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not is_explicit_argument(parent.config, file_path):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
+    if conformance is not None:
+        conformance.restarts_expected = sum(restarts_shim(item) for item in session.items)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

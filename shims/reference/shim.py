@@ -10,6 +10,7 @@ byte-identical-absent-relay baseline).
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -224,5 +225,14 @@ async def _dispatch(shim: Shim, handlers: dict[str, rpc.Handler], message: dict[
     await rpc.dispatch(shim.channel, handlers, message, _port_error_kind)
 
 
-if __name__ == "__main__":
+def main() -> None:
     asyncio.run(serve(relay="--no-relay" not in sys.argv[1:]))
+    # shutdown is answered and flushed: nothing is left to clean up, and skipping the
+    # interpreter's teardown (~40 ms of CPU) makes every deliberate restart that much faster.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
