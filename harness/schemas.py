@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -190,15 +191,17 @@ def validate(name: str, instance: Any) -> list[SchemaViolation]:
     unique = dict.fromkeys(v for error in errors for v in _violations(error))
     violations = sorted(unique, key=_sort_key)
     if key is not None:
-        if len(_known) >= _KNOWN_MAX_ENTRIES:
-            _known.pop(next(iter(_known)), None)  # the oldest; a plain dict keeps insertion order
-        _known[key] = tuple(violations)
+        with _known_lock:  # --validate-shim validates from the transport's threads too
+            if len(_known) >= _KNOWN_MAX_ENTRIES:
+                _known.pop(next(iter(_known)), None)  # the oldest; a plain dict keeps insertion order
+            _known[key] = tuple(violations)
     return violations
 
 
 # Outcomes of validate() by (schema name, canonical JSON of the instance). Violations are
 # frozen and name no instance, so an outcome can be handed out again as it is.
 _known: dict[tuple[str, str], tuple[SchemaViolation, ...]] = {}
+_known_lock = threading.Lock()
 _KNOWN_MAX_ENTRIES = 8192
 _KNOWN_MAX_CHARS = 256 * 1024  # a larger instance is validated every time, not held
 
