@@ -73,6 +73,9 @@ class InProcessShim:
     def restart(self) -> None:
         """Nothing to restart: the durable store lives in the harness either way."""
 
+    def prepare_restart(self) -> None:
+        """Nothing to prepare (see restart)."""
+
 
 def variants() -> list[Variant]:
     return [v for path in scenario_files(scenarios_dir()) for v in load_scenario(path).variants()]

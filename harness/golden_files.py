@@ -61,10 +61,35 @@ def golden_path(scenario_id: str, variant_name: str) -> Path:
     return golden_dir() / scenario_id / f"{variant_name}.json"
 
 
+# Parsed goldens by path, each with the stamp (inode, size, mtime, ctime) of the file it was
+# read from: several checks and variants read the same golden (an uncalled-relay variant
+# its base variant's), and a golden rewritten meanwhile (--snapshot-update, or replaced by
+# a rename) has another stamp, so it is read again.
+_parsed: dict[Path, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
+
+
 def read_golden(scenario_id: str, variant_name: str) -> dict[str, Any] | None:
     """The golden of a variant, None when there is none; :class:`GoldenError` when the file
-    is there but unreadable."""
+    is there but unreadable. Each file is parsed once while it stays unchanged: the data
+    returned is shared, so callers read it and never modify it."""
     path = golden_path(scenario_id, variant_name)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise GoldenError(f"{path}: cannot read golden: {exc.strerror or exc}") from None
+    stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _parsed.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    data = _parse_golden(path)
+    if data is not None:
+        _parsed[path] = (stamp, data)
+    return data
+
+
+def _parse_golden(path: Path) -> dict[str, Any] | None:
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:

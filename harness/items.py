@@ -190,6 +190,14 @@ def _rule_problem(rv: RuleVerdict) -> str:
     return "\n".join([head, *rv.outcome.evidence])
 
 
+def restarts_shim(item: pytest.Item) -> bool:
+    """The item is a variant that resumes in a restarted shim (a hint for spawning ahead)."""
+    variant = getattr(item, "variant", None)
+    if not isinstance(variant, Variant) or variant.resume_entry is None:
+        return False
+    return bool((variant.scenario.data.get("resume") or {}).get("restartShim"))
+
+
 def _owner(variant: Variant) -> str:
     return golden_owner(uncalled_relay=variant.uncalled_relay, relay_free=variant.scenario.relay_free)
 

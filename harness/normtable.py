@@ -172,6 +172,12 @@ def _where(raw: Any, where: str) -> Where:
 
 
 def path_matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    # normalize and compare ask every row about every object of every tree: the two shapes
+    # every row has (a lone "**", or no "**") are answered without recursion.
+    if "**" not in pattern:
+        return len(pattern) == len(path) and all(want in ("*", got) for want, got in zip(pattern, path, strict=True))
+    if pattern == ("**",):
+        return True
     if not pattern:
         return not path
     head, rest = pattern[0], pattern[1:]

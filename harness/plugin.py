@@ -24,7 +24,7 @@ from .collection import (
 )
 from .expectations import ExpectationsError, load, write
 from .golden_files import delete_goldens, orphan_goldens
-from .items import SESSION_KEY, ScenarioFile
+from .items import SESSION_KEY, ScenarioFile, VariantItem, restarts_shim
 from .paths import scenarios_dir
 from .ports import PortError, resolve
 from .run_completeness import RunShape, incomplete_reason
@@ -150,6 +150,26 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if not is_explicit_argument(parent.config, file_path):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
+
+
+# hypothesis's pytest plugin imports the whole of hypothesis in its terminal summary (1.2 s
+# of CPU on a 2-core box that caches no bytecode); a session of scenario variants alone
+# runs no hypothesis test, so the plugin is unregistered there.
+HYPOTHESIS_PLUGIN = "hypothesispytest"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
+    if conformance is None:
+        return
+    if not hasattr(session.config, "workerinput"):
+        # An xdist worker holds every item but runs a share of them: spares spawned for all
+        # the restarts would mostly idle, so a worker spawns one only as a variant asks.
+        conformance.restarts_expected = sum(restarts_shim(item) for item in session.items)
+    if session.items and all(isinstance(item, VariantItem) for item in session.items):
+        plugin = session.config.pluginmanager.get_plugin(HYPOTHESIS_PLUGIN)
+        if plugin is not None:
+            session.config.pluginmanager.unregister(plugin)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -29,6 +29,8 @@ class ShimLike(Protocol):
 
     def restart(self) -> Any: ...
 
+    def prepare_restart(self) -> None: ...
+
 
 @dataclass
 class PhaseRecord:
@@ -90,6 +92,8 @@ def run_variant(
     if facts.stored_history is not None:
         store.save(facts.conversation_id, copy.deepcopy(list(facts.stored_history)))
     record = RunRecord(variant, facts)
+    if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
+        shim.prepare_restart()  # the fresh process starts while phase 1 runs
     _describe(record, shim, timeout)
 
     # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)

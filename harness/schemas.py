@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -124,6 +125,7 @@ def reload() -> None:
     """Forget the loaded schemas, so the next call reads :func:`schema_dir` again."""
     _catalog.cache_clear()
     validator_for.cache_clear()
+    _known.clear()
 
 
 def registry() -> Registry:
@@ -174,10 +176,56 @@ def validator_for(name: str) -> Draft202012Validator:
 
 
 def validate(name: str, instance: Any) -> list[SchemaViolation]:
-    """Every violation of the named schema by ``instance``, sorted by path; empty if valid."""
+    """Every violation of the named schema by ``instance``, sorted by path; empty if valid.
+
+    A run validates the same wire data many times over (a transcript inside its RunResult,
+    its store saves and its stream events; the same messages in every variant of a
+    scenario), so the outcome for an instance already validated against the same schema is
+    reused: the key is the instance's canonical JSON text, and only plain JSON data is
+    keyed (:func:`_instance_key`)."""
+    key = _instance_key(name, instance)
+    known = _known.get(key) if key is not None else None
+    if known is not None:
+        return list(known)
     errors = validator_for(name).iter_errors(instance)
     unique = dict.fromkeys(v for error in errors for v in _violations(error))
-    return sorted(unique, key=_sort_key)
+    violations = sorted(unique, key=_sort_key)
+    if key is not None:
+        with _known_lock:  # --validate-shim validates from the transport's threads too
+            if len(_known) >= _KNOWN_MAX_ENTRIES:
+                _known.pop(next(iter(_known)), None)  # the oldest; a plain dict keeps insertion order
+            _known[key] = tuple(violations)
+    return violations
+
+
+# Outcomes of validate() by (schema name, canonical JSON of the instance). Violations are
+# frozen and name no instance, so an outcome can be handed out again as it is.
+_known: dict[tuple[str, str], tuple[SchemaViolation, ...]] = {}
+_known_lock = threading.Lock()
+_KNOWN_MAX_ENTRIES = 8192
+_KNOWN_MAX_CHARS = 256 * 1024  # a larger instance is validated every time, not held
+
+
+def _instance_key(name: str, instance: Any) -> tuple[str, str] | None:
+    """``(name, canonical JSON)``, or None when ``instance`` is not plain JSON data: a
+    tuple serializes like a list and an int key like a string, yet a schema tells them
+    apart, so such an instance must not share a key with the JSON it resembles."""
+    try:
+        if not _plain_json(instance):
+            return None
+        text = json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except (RecursionError, ValueError):
+        return None
+    return (name, text) if len(text) <= _KNOWN_MAX_CHARS else None
+
+
+def _plain_json(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain_json(v) for v in value)
+    return kind is str or kind is int or kind is float or kind is bool or value is None
 
 
 def check(name: str, instance: Any) -> None:

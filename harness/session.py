@@ -91,6 +91,7 @@ class ConformanceSession:
     kept_goldens_reason: str | None = None  # why --snapshot-update judged no orphan
     regenerate_command: str = ""
     worker_handshake: dict[str, Any] | None = None
+    restarts_expected: int = 0  # selected variants that restart the shim (spares are spawned ahead)
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 
@@ -105,7 +106,12 @@ class ConformanceSession:
         return self._shim
 
     def handshake(self) -> Handshake:
-        return self.shim().ensure_alive()
+        shim = self.shim()
+        handshake = shim.ensure_alive()
+        if self.restarts_expected:
+            shim.expect_restarts(self.restarts_expected)  # once the first shim is up, not before
+            self.restarts_expected = 0
+        return handshake
 
     def known_handshake(self) -> Handshake | None:
         """The last handshake, without starting a shim for it."""

@@ -99,14 +99,23 @@ class ShimProcess:
 
     # ----------------------------------------------------------------- lifecycle
 
-    def start(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        spawned: ShimChild | None = None,
+    ) -> None:
+        """Start the shim; ``spawned`` is a process of this same command spawned ahead of
+        time (still running, never spoken to), taken over instead of spawning one now."""
         if self._child is not None:
             raise ShimStartError("shim process already started; use restart()", **self._context())
         self._argv, self._cwd, self._env = list(argv), cwd, env
         # A fresh tail per process: a straggler drain thread of the old one cannot pollute it.
         self._stderr = StderrTail(self._stderr_limit, self.redactor)
         try:
-            self._child = child = ShimChild(self._argv, cwd=cwd, env=env)
+            self._child = child = spawned or ShimChild(self._argv, cwd=cwd, env=env)
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
         self._fatal, self._fatal_delivered, self._closing = None, False, False

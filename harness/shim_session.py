@@ -5,10 +5,13 @@ handshake, and the restart budget. After a crash, timeout or protocol error the 
 is dead; the next call starts a fresh one and replays ``initialize`` (as Bowtie replays
 ``start``), so one broken test never takes the rest of the run with it. A shim speaking
 another protocol version is refused once and for all — restarting cannot fix that.
+When deliberate restarts are expected (scenarios that resume in a fresh shim), the next
+processes are spawned ahead (spares), so a restart costs a handshake, not a shim's boot.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,10 +28,12 @@ from .errors import (
     ShimTimeout,
 )
 from .jsonrpc import ErrorCode, Params
+from .shim_child import ShimChild
 from .shim_process import HostHandler, ShimProcess, Validator
 
 PROTOCOL_VERSION = 1
 DEFAULT_RESTART_BUDGET = 20
+SPARES_AHEAD = 3  # processes spawned ahead of expected restarts (each an idle shim until used)
 
 # Failures after which the process cannot be trusted; the next call gets a fresh one.
 _PROCESS_KILLING = (ShimCrashed, ShimTimeout, ShimProtocolError, ShimNotRunning, ShimStartError)
@@ -75,6 +80,8 @@ class ShimSession:
         self.recoveries = 0  # restarts forced by a failure; deliberate restart() calls are free
         self._broken = False
         self._refused: ShimError | None = None  # a failure no restart can fix
+        self._spares: list[ShimChild] = []  # spawned ahead for restarts, oldest first
+        self._restarts_expected = 0
 
     @property
     def restarts(self) -> int:
@@ -107,7 +114,7 @@ class ShimSession:
         self._broken = True  # until the handshake succeeds
         self.starts += 1
         try:
-            self.process.start(self.argv, cwd=self.cwd, env=self.env)
+            self.process.start(self.argv, cwd=self.cwd, env=self.env, spawned=self._take_spare())
         except ShimStartError as exc:
             self._refused = exc
             raise
@@ -143,11 +150,46 @@ class ShimSession:
         """Replace the process on purpose (e.g. between halt and resume); not counted as a failure."""
         self.handshake = None
         self.process.close()
-        return self.ensure_alive()
+        self._restarts_expected = max(0, self._restarts_expected - 1)
+        handshake = self.ensure_alive()
+        self._stock_spares()  # the next restart's process boots while this one works
+        return handshake
+
+    def expect_restarts(self, count: int) -> None:
+        """``count`` deliberate restarts will follow (the collected variants that resume in
+        a fresh shim): keep up to :data:`SPARES_AHEAD` processes spawned ahead for them,
+        so a restart finds its process started and only replays ``initialize``. A spare is
+        a fresh process that has received nothing until it is taken over."""
+        self._restarts_expected = max(0, count)
+        self._stock_spares()
+
+    def prepare_restart(self) -> None:
+        """A restart is coming soon: spawn its process now, unless one is ready already."""
+        if not self._spares:
+            self._restarts_expected = max(self._restarts_expected, 1)
+            self._stock_spares()
+
+    def _stock_spares(self) -> None:
+        while self._refused is None and len(self._spares) < min(SPARES_AHEAD, self._restarts_expected):
+            try:
+                self._spares.append(ShimChild(self.argv, cwd=self.cwd, env=self.env))
+            except (OSError, ValueError):
+                return  # the start that needs one spawns (and reports) for itself
+
+    def _take_spare(self) -> ShimChild | None:
+        while self._spares:
+            spare = self._spares.pop(0)
+            if not spare.exited():
+                return spare
+            _discard(spare)  # it died idle: the next one, or a fresh start whose failure is reported as usual
+        return None
 
     def close(self) -> None:
         self.handshake = None
         self.process.close()
+        self._restarts_expected = 0
+        while self._spares:
+            _discard(self._spares.pop())
 
     def __enter__(self) -> ShimSession:
         return self
@@ -193,3 +235,13 @@ class ShimSession:
     def _context(self) -> dict[str, Any]:
         return {"command": self.argv, "cwd": self.cwd, "stderr_tail": self.process.stderr_tail(),
                 "method": "initialize"}
+
+
+def _discard(child: ShimChild) -> None:
+    """End a spare nobody spoke to: its stdin's EOF ends a shim that reads; the rest is
+    terminate's (the process and everything it started, reaped)."""
+    for stream in (child.proc.stdin, child.proc.stdout, child.proc.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            if stream is not None:
+                stream.close()
+    child.terminate(grace=1.0)

@@ -23,6 +23,7 @@ from .errors import (
     UnknownToolError,
     WireError,
 )
+from .loop import new_http_client
 from .native import define_tool
 from .store import InMemoryStore
 from .toolkit import Toolkit, create_toolkit
@@ -68,6 +69,7 @@ __all__ = [
     "create_client",
     "create_toolkit",
     "define_tool",
+    "new_http_client",
     "pending",
     "pending_of",
     "relay_tool",

@@ -111,7 +111,7 @@ class Loop:
         if self.config.http_client is not None:
             yield self.config.http_client
             return
-        async with httpx.AsyncClient(timeout=httpx.Timeout(120.0), verify=_tls_context()) as client:
+        async with new_http_client() as client:
             yield client
 
     async def _request(
@@ -221,6 +221,13 @@ class Loop:
         # Out of turns: "incomplete" only when there is no text to report (as the Python port).
         text = c.provider.exhausted_text(messages)
         return finish(text, "incomplete", limit="maxTurns") if text == "" else finish(text, "done")
+
+
+def new_http_client() -> httpx.AsyncClient:
+    """An HTTP client set up as a run's own. A run without ``http_client`` opens one and
+    closes it at its end; one passed to ``create_client(http_client=...)`` is shared by
+    every run of that client and its keep-alive connections with it."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(120.0), verify=_tls_context())
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,3 +25,14 @@ def test_fake_provider_latency_runs() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "nodelay=on" in done.stdout and "nodelay=off" in done.stdout
+
+
+def test_suite_floor_runs_every_step() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/suite_floor.py", "--only", "susp-waitfor-raises", "--calls", "5"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for line in ("shim round trip", "loopback HTTP request", "variants x round trip", "in-process / shim ratio"):
+        assert line in done.stdout, done.stdout
+    assert "12 variants" in done.stdout  # the --only scenario's variants, all passed

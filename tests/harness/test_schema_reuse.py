@@ -1,0 +1,66 @@
+"""schemas.validate reuses the outcome for an instance it already validated against the same
+schema (keyed by canonical JSON) and never lets that reuse change an outcome: a broken
+instance fails every time, and data that only looks like JSON it has seen (a tuple for a
+list, an int key for a string key) is validated on its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import schemas
+
+GOOD_REQUEST: dict[str, Any] = {"id": "req-1", "kind": "confirm", "prompt": "Proceed?"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Any:
+    schemas.reload()
+    yield
+    schemas.reload()
+
+
+def test_the_same_instance_gives_the_same_outcome_whatever_its_key_order() -> None:
+    broken = {"prompt": "Proceed?", "kind": "confirm", "id": "req-1", "expires_at": "soon"}
+    first = schemas.validate("request", broken)
+    assert [v.json_path for v in first] == ["$.expires_at"]
+    first.clear()  # the caller owns the list it got
+    again = schemas.validate("request", dict(reversed(list(broken.items()))))
+    assert [v.json_path for v in again] == ["$.expires_at"]
+    assert "did you mean 'expiresAt'" in again[0].message
+    assert schemas.validate("request", GOOD_REQUEST) == []
+    assert ("request", schemas._instance_key("request", broken)[1]) in schemas._known  # type: ignore[index]
+
+
+def test_a_broken_copy_of_a_valid_instance_still_fails() -> None:
+    assert schemas.validate("request", GOOD_REQUEST) == []
+    assert [v.json_path for v in schemas.validate("request", {**GOOD_REQUEST, "kind": 3})] == ["$.kind"]
+    assert schemas.validate("request", GOOD_REQUEST) == []
+
+
+def test_tuples_and_non_string_keys_are_not_served_a_json_lookalike() -> None:
+    transcript = [{"role": "user", "content": "hi"}]
+    assert schemas.validate("transcript#/$defs/openai", transcript) == []
+    as_tuple = schemas.validate("transcript#/$defs/openai", tuple(transcript))
+    assert [v.keyword for v in as_tuple] == ["type"]  # a tuple is no JSON array
+
+    assert schemas.validate("request", {**GOOD_REQUEST, "data": {"1": True}}) == []
+    int_key = schemas.validate("request", {**GOOD_REQUEST, "data": {1: True}})
+    assert schemas._instance_key("request", {**GOOD_REQUEST, "data": {1: True}}) is None
+    assert int_key == schemas.validate("request", {**GOOD_REQUEST, "data": {1: True}})
+
+
+def test_an_unknown_schema_is_refused_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(schemas.SchemaRegistryError, match="unknown schema 'nope'"):
+            schemas.validate("nope", GOOD_REQUEST)
+
+
+def test_the_reuse_is_bounded() -> None:
+    for i in range(schemas._KNOWN_MAX_ENTRIES + 5):
+        schemas.validate("request", {**GOOD_REQUEST, "id": f"req-{i}"})
+    assert len(schemas._known) == schemas._KNOWN_MAX_ENTRIES
+    huge = {**GOOD_REQUEST, "prompt": "x" * (schemas._KNOWN_MAX_CHARS + 1)}
+    assert schemas._instance_key("request", huge) is None
+    assert schemas.validate("request", huge) == []
