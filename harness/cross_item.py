@@ -46,6 +46,10 @@ class _Resumer:
         self.reached = True
         return self._cross.shim().restart()
 
+    def prepare_restart(self) -> None:
+        # Not the resume yet: a spare of B's shim starts while A runs the halting phase.
+        self._cross.shim().prepare_restart()
+
 
 class CrossVariantItem(VariantItem):
     def runtest(self) -> None:

@@ -93,7 +93,7 @@ def run_variant(
         store.save(facts.conversation_id, copy.deepcopy(list(facts.stored_history)))
     record = RunRecord(variant, facts)
     if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
-        shim.prepare_restart()  # the fresh process starts while phase 1 runs
+        (resume_shim or shim).prepare_restart()  # the fresh process starts while phase 1 runs
     _describe(record, shim, timeout)
 
     # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)
