@@ -19,12 +19,14 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 # hypothesis and xdist are not needed by a conformance run and cost half its start-up. A
 # forked run finds syrupy (a plugin) imported already, by the warm-up, which pytest would
 # report as a module it cannot rewrite: true and harmless, and not the run's own output.
@@ -89,6 +91,18 @@ class Forked:
         self._context = multiprocessing.get_context("forkserver")
         # The server imports the warm-up module, which imports this one and runs one collection.
         self._context.set_forkserver_preload(["fork_server_warm_up"])
+        # Python 3.11's fork server ignores the parent's sys.path when it imports its preload
+        # (a failed import only leaves it cold, silently), so this folder reaches it through
+        # PYTHONPATH, set while the server starts.
+        saved = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), saved) if p)
+        try:
+            forkserver.ensure_running()
+        finally:
+            if saved is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = saved
 
     def __call__(self, args: list[str], timeout_s: float) -> tuple[int, str]:
         receive, send = self._context.Pipe(duplex=False)
