@@ -1,5 +1,6 @@
 """Fixtures shared by the harness's in-process tests that drive real shims: one loopback
-fake provider and started shim sessions, each kept for a test module."""
+fake provider and started shim sessions, each kept for a test module; and the order the
+suite runs in (longest first, so xdist workers overlap them)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,17 @@ from harness.shim_session import ShimSession
 # The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
 # pytest_plugins is only honoured in a top-level conftest.
 pytest_plugins = ["pytester"]
+
+
+# Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs)
+# go first: xdist hands the first tests out round-robin, so the two workers start on them
+# together and fill the rest of the run with the short tests instead of ending on one long
+# test while the other worker idles. Within each group the collection order is kept.
+LONGEST_FIRST = ("tests/ports/test_real_ports.py::test_port_meets_its_expectations", "tests/ci_gate/")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
 
 
 @pytest.fixture(scope="session", autouse=True)

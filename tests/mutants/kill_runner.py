@@ -1,7 +1,8 @@
 """Runs the conformance suite against one mutant shim and reads which rules it fired.
 
 A run is ``python -m pytest --port-cmd "<python> tests/mutants/mutant_shim.py NAME"
---conformance-report=R.json <scenario files>`` in a subprocess from the repository root,
+--conformance-report=R.json <scenario files>`` in a process of its own from the repository
+root (forked from a warm fork server: ``forked_pytest``),
 over every scenario that exercises one of the mutant's rules, with *every* rule of those
 scenarios checked (no ``--rule`` filter, no ``-x``): the JSON report then lists each
 ``variant::rule`` that failed, so a test can assert both recall (the mutant's rules fire)
@@ -13,16 +14,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from harness.session import IMPLICIT_RULES
-from harness.spawn import with_spawn_retry
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"
@@ -32,6 +32,9 @@ UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
 # A golden comparison sees every observable, so any behaviour change may fire these too.
 GOLDEN_COMPANIONS = frozenset({"golden.observables", "absent.byte-identical", "relay.uncalled-inert", "stream.same-observables"})
 RELAY_FREE_RULES = frozenset({"absent.byte-identical", "relay.uncalled-inert"})
+
+# Runs ``pytest ARGS`` from the repository root within a time limit: (exit status, output).
+Runner = Callable[[list[str], float], tuple[int, str]]
 
 
 @dataclass
@@ -110,40 +113,33 @@ def scenario_files(rules: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def command(mutant: str, files: tuple[str, ...], report: Path, *, python: str = sys.executable) -> list[str]:
+def pytest_args(mutant: str, files: tuple[str, ...], report: Path, *, python: str = sys.executable) -> list[str]:
+    """The arguments of ``python -m pytest`` for one kill run."""
     shim = f"{shlex.quote(python)} tests/mutants/mutant_shim.py {mutant}"
-    # hypothesis and xdist are not needed by a conformance run and cost half its start-up.
-    argv = [python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist",
-            "-q", "--port-cmd", shim, "--port-timeout", "20", f"--conformance-report={report}"]
-    return argv + list(files)
+    return ["-q", "--port-cmd", shim, "--port-timeout", "20", f"--conformance-report={report}", *files]
 
 
-def run_once(mutant: str, files: tuple[str, ...]) -> KillRun:
+def run_once(mutant: str, files: tuple[str, ...], runner: Runner) -> KillRun:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant}-") as folder:
         target = Path(folder) / "report.json"
-        try:
-            done = with_spawn_retry(lambda: subprocess.run(
-                command(mutant, files, target), cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S))
-            returncode, output = done.returncode, done.stdout + done.stderr
-        except subprocess.TimeoutExpired as exc:
-            returncode, output = -1, f"timed out after {RUN_TIMEOUT_S}s\n{exc.stdout or ''}"
+        returncode, output = runner(pytest_args(mutant, files, target), RUN_TIMEOUT_S)
         report = json.loads(target.read_text(encoding="utf-8")) if target.exists() else None
     return KillRun(files, returncode, output, time.monotonic() - started, report)
 
 
-def kill(mutant: str, rules: tuple[str, ...]) -> KillReport:
+def kill(mutant: str, rules: tuple[str, ...], runner: Runner) -> KillReport:
     report = KillReport(mutant)
-    report.runs.append(run_once(mutant, scenario_files(rules)))
+    report.runs.append(run_once(mutant, scenario_files(rules), runner))
     return report
 
 
-def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None) -> KillReport:
+def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None, runner: Runner) -> KillReport:
     """``kill``, run by one process of a test run only: under pytest-xdist every worker
     collects every mutant test, so the first worker to claim a mutant runs it and the others
     read its report from ``shared`` (a folder all workers of one run agree on)."""
     if shared is None:
-        return kill(mutant, rules)
+        return kill(mutant, rules, runner)
     shared.mkdir(parents=True, exist_ok=True)
     done = shared / f"{mutant}.json"
     try:
@@ -157,7 +153,7 @@ def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None) 
         raw = json.loads(done.read_text(encoding="utf-8"))
         return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
                                    for r in raw["runs"]])
-    report = kill(mutant, rules)
+    report = kill(mutant, rules, runner)
     partial = done.with_suffix(".partial")
     partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
     partial.replace(done)

@@ -4,10 +4,13 @@ most, the golden comparisons that see every observable) — a check that fires u
 rule's id fails here — with a readable failure; every normative rule of fixtures/rules.json
 must have a mutant, and be killed in at least two distinct scenarios.
 
-The mutant runs are subprocesses (pytest + a mutant shim each, over every scenario that
-exercises the mutant's rules, every rule checked, read back from the JSON conformance
-report), started together on a small pool the first time any mutant test asks, so the
-whole catalogue costs about one mutant run per core rather than one after another.
+The mutant runs are pytest sessions of their own (pytest + a mutant shim each, over every
+scenario that exercises the mutant's rules, every rule checked, read back from the JSON
+conformance report), each in a process forked from a warm fork server (forked_pytest),
+started together on a small pool the first time any mutant test asks, so the whole
+catalogue costs about one mutant run per core rather than one after another. Under xdist,
+every worker collects every mutant test, so the workers of one run claim each mutant in a
+shared folder: each mutant runs once per test run, whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+import forked_pytest
 import pytest
 from catalog import load
 from kill_runner import GOLDEN_COMPANIONS, ROOT, UNTRUSTED_REASONS, KillReport, kill_once_per_run
@@ -44,8 +48,10 @@ def kill_reports(request: pytest.FixtureRequest) -> dict[str, Future[KillReport]
     # xdist workers of one run share a folder named by the run's id, so each mutant runs once
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     shared = Path(tempfile.gettempdir()) / f"toolnexus-mutants-{run_id}" if run_id else None
+    # Each thread claims a mutant and runs it in a process forked from a warm server.
+    runner = forked_pytest.Forked()
     pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="mutant")
-    futures = {name: pool.submit(kill_once_per_run, name, MUTANTS[name].kills, shared) for name in wanted}
+    futures = {name: pool.submit(kill_once_per_run, name, MUTANTS[name].kills, shared, runner) for name in wanted}
     yield futures
     pool.shutdown(wait=False, cancel_futures=True)
 

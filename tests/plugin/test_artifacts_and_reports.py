@@ -6,21 +6,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from plugin_runner import private_fixtures, run_pytest
+from inprocess import PluginRunner
+from plugin_runner import private_fixtures
 
 from harness.parity import render
 
 SCENARIO_ID = "relay-single-durable"
 
 
-def test_artifacts_are_written_for_failing_variants_only(tmp_path: Path) -> None:
+def test_artifacts_are_written_for_failing_variants_only(run_plugin: PluginRunner, tmp_path: Path) -> None:
     fixtures = private_fixtures(tmp_path, SCENARIO_ID)
     golden = fixtures / "golden" / SCENARIO_ID / "openai-run.json"
     data = json.loads(golden.read_text(encoding="utf-8"))
     data["observables"]["phases"][0]["requests"][0]["model"] = "changed"
     golden.write_text(json.dumps(data), encoding="utf-8")
     artifacts = tmp_path / "artifacts"
-    run = run_pytest(str(fixtures / "scenarios" / f"{SCENARIO_ID}.json"), "--port=reference", f"--artifacts={artifacts}", fixtures=fixtures)
+    run = run_plugin(str(fixtures / "scenarios" / f"{SCENARIO_ID}.json"), "--port=reference", f"--artifacts={artifacts}", fixtures=fixtures)
     assert run.code == 1
     assert [p.name for p in artifacts.iterdir()] == [f"{SCENARIO_ID}__openai-run.json"]
     saved = json.loads((artifacts / f"{SCENARIO_ID}__openai-run.json").read_text(encoding="utf-8"))
@@ -29,9 +30,9 @@ def test_artifacts_are_written_for_failing_variants_only(tmp_path: Path) -> None
     assert saved["phases"][0]["requests"][0]["model"] == "conformance-model"
 
 
-def test_the_conformance_report_has_json_and_markdown(tmp_path: Path) -> None:
+def test_the_conformance_report_has_json_and_markdown(run_plugin: PluginRunner, tmp_path: Path) -> None:
     target = tmp_path / "reference.json"
-    run = run_pytest(f"fixtures/scenarios/{SCENARIO_ID}.json", "--port=reference", f"--conformance-report={target}")
+    run = run_plugin(f"fixtures/scenarios/{SCENARIO_ID}.json", "--port=reference", f"--conformance-report={target}")
     assert run.code == 0, run.output
     report = json.loads(target.read_text(encoding="utf-8"))
     assert report["port"] == "reference" and report["library"].startswith("reference_py")

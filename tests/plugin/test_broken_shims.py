@@ -2,8 +2,9 @@
 failure carrying the shim's stderr tail (never a harness traceback), the shim is restarted,
 and every following variant still runs and passes. A null shim fails every scenario.
 
-Each case is one ``pytest --port-cmd`` subprocess run over a small relay-free scenario
-(12 variants), with the broken shim (``broken_shim.py``) misbehaving on one variant only.
+Each case is one ``pytest --port-cmd`` run of the plugin (in-process; the broken shim is
+the subprocess) over a small relay-free scenario (12 variants), with the broken shim
+(``broken_shim.py``) misbehaving on one variant only.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from inprocess import PluginRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).with_name("broken_shim.py")
 SCENARIO = "loop-plain-answer"
 TARGET = f"{SCENARIO}[anthropic-stream]"
-QUIET = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist", "-q"]
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,16 @@ class Outcome:
                 if "Traceback (most recent call last)" in line and not line.lstrip().startswith("|")]
 
 
-def run_suite(shim_args: list[str], *paths: str, timeout_s: float = 5.0) -> Outcome:
+def run_suite(run_plugin: PluginRunner, shim_args: list[str], *paths: str, timeout_s: float = 5.0) -> Outcome:
     shim = shlex.join([sys.executable, str(BROKEN), *shim_args])
-    argv = [sys.executable, "-m", "pytest", *QUIET, *paths, "--port-cmd", shim, "--port-timeout", str(timeout_s)]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    return Outcome(done.returncode, done.stdout + done.stderr)
+    run = run_plugin("-q", *paths, "--port-cmd", shim, "--port-timeout", str(timeout_s))
+    return Outcome(run.code, run.output)
+
+
+def collected(run_plugin: PluginRunner, *args: str) -> int:
+    """How many variants ``pytest --co ARGS`` collects."""
+    listing = run_plugin("-q", "--co", *args)
+    return len([line for line in listing.output.splitlines() if "::" in line])
 
 
 def scenario_path() -> str:
@@ -53,15 +59,9 @@ def scenario_path() -> str:
     return str(path.relative_to(ROOT))
 
 
-def variant_count() -> int:
-    done = subprocess.run([sys.executable, "-m", "pytest", *QUIET, "--co", scenario_path(), "--port=reference"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    return len([line for line in done.stdout.splitlines() if "::" in line])
-
-
-@pytest.fixture(scope="module")
-def variants() -> int:
-    count = variant_count()
+@pytest.fixture
+def variants(run_plugin: PluginRunner) -> int:
+    count = collected(run_plugin, scenario_path(), "--port=reference")
     assert count >= 2, f"{SCENARIO} expands to {count} variant(s); the restart proof needs a following one"
     return count
 
@@ -77,8 +77,8 @@ ONE_VARIANT_BREAKAGES = {
 
 
 @pytest.mark.parametrize("mode", sorted(ONE_VARIANT_BREAKAGES))
-def test_one_broken_variant_fails_readably_and_the_run_goes_on(mode: str, variants: int) -> None:
-    outcome = run_suite([mode, TARGET], scenario_path(), timeout_s=2)
+def test_one_broken_variant_fails_readably_and_the_run_goes_on(run_plugin: PluginRunner, mode: str, variants: int) -> None:
+    outcome = run_suite(run_plugin, [mode, TARGET], scenario_path(), timeout_s=2)
     assert outcome.returncode == 1, outcome.output
     assert (outcome.count("failed"), outcome.count("passed")) == (1, variants - 1), outcome.output
     assert f"FAILED fixtures/scenarios/{SCENARIO}.json::{TARGET}" in outcome.output
@@ -88,28 +88,26 @@ def test_one_broken_variant_fails_readably_and_the_run_goes_on(mode: str, varian
     assert not outcome.harness_tracebacks(), outcome.output
 
 
-def test_crash_at_start_once_fails_the_first_variant_then_restarts(tmp_path: Path, variants: int) -> None:
-    outcome = run_suite(["crash-at-start", "--once", str(tmp_path / "crashed")], scenario_path())
+def test_crash_at_start_once_fails_the_first_variant_then_restarts(run_plugin: PluginRunner, tmp_path: Path, variants: int) -> None:
+    outcome = run_suite(run_plugin, ["crash-at-start", "--once", str(tmp_path / "crashed")], scenario_path())
     assert (outcome.count("failed"), outcome.count("passed")) == (1, variants - 1), outcome.output
     assert "| broken shim: fatal: cannot load the port library" in outcome.output
     assert "exited with code 3" in outcome.output
     assert not outcome.harness_tracebacks(), outcome.output
 
 
-def test_a_shim_that_never_starts_fails_every_variant_and_the_run_ends(variants: int) -> None:
-    outcome = run_suite(["crash-at-start"], scenario_path())
+def test_a_shim_that_never_starts_fails_every_variant_and_the_run_ends(run_plugin: PluginRunner, variants: int) -> None:
+    outcome = run_suite(run_plugin, ["crash-at-start"], scenario_path())
     assert outcome.returncode == 1
     assert (outcome.count("failed"), outcome.count("passed")) == (variants, 0), outcome.output
     assert "| broken shim: fatal: cannot load the port library" in outcome.output
     assert not outcome.harness_tracebacks(), outcome.output
 
 
-def test_the_null_shim_fails_every_scenario() -> None:
-    collected = subprocess.run([sys.executable, "-m", "pytest", *QUIET, "--co", "--port=reference"],
-                               cwd=ROOT, capture_output=True, text=True, timeout=120)
-    total = len([line for line in collected.stdout.splitlines() if "::" in line])
-    assert total > 0, collected.stdout + collected.stderr
-    outcome = run_suite(["null"])
+def test_the_null_shim_fails_every_scenario(run_plugin: PluginRunner) -> None:
+    total = collected(run_plugin, "--port=reference")
+    assert total > 0, "the whole suite collects no variant"
+    outcome = run_suite(run_plugin, ["null"])
     assert outcome.returncode == 1
     assert (outcome.count("failed"), outcome.count("passed")) == (total, 0), outcome.output[-3000:]
     assert not outcome.harness_tracebacks(), outcome.output[-3000:]
@@ -120,18 +118,18 @@ def test_broken_shim_refuses_unknown_modes() -> None:
     assert done.returncode == 2 and "modes: crash-at-start" in done.stderr
 
 
-def test_validate_shim_catches_a_result_that_breaks_its_schema(variants: int) -> None:
-    plain = run_suite(["invalid-result", TARGET], scenario_path())
+def test_validate_shim_catches_a_result_that_breaks_its_schema(run_plugin: PluginRunner, variants: int) -> None:
+    plain = run_suite(run_plugin, ["invalid-result", TARGET], scenario_path())
     assert plain.returncode == 0, "without --validate-shim a missing optional-looking key goes unnoticed"
-    validated = run_suite(["invalid-result", TARGET], scenario_path(), "--validate-shim")
+    validated = run_suite(run_plugin, ["invalid-result", TARGET], scenario_path(), "--validate-shim")
     assert (validated.count("failed"), validated.count("passed")) == (1, variants - 1), validated.output
     assert "the shim's client.run result break shim/client-run.schema.json: $.executions: missing required key" in validated.output
     assert not validated.harness_tracebacks(), validated.output
 
 
-def test_a_crash_leaves_its_jsonrpc_lines_and_full_stderr_in_the_artifacts(tmp_path: Path) -> None:
+def test_a_crash_leaves_its_jsonrpc_lines_and_full_stderr_in_the_artifacts(run_plugin: PluginRunner, tmp_path: Path) -> None:
     artifacts = tmp_path / "artifacts"
-    outcome = run_suite(["crash-mid-run", TARGET], scenario_path(), f"--artifacts={artifacts}", timeout_s=2)
+    outcome = run_suite(run_plugin, ["crash-mid-run", TARGET], scenario_path(), f"--artifacts={artifacts}", timeout_s=2)
     assert outcome.returncode == 1, outcome.output
     saved = [p.name for p in artifacts.iterdir()] if artifacts.exists() else []
     assert saved == [f"{SCENARIO}__anthropic-stream.json"], f"one artifact for the crashed variant, got {saved}"

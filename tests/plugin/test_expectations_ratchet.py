@@ -5,59 +5,59 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from plugin_runner import run_pytest
+from inprocess import PluginRunner
 
 from harness.expectations import load
 
 
-# Several nested runs: 35-40 s at load 8.5 on 2 cores, over the suite-wide 60 s under
-# `-n 2` at load 15. A budget of its own, so load slows the test without failing it.
+# Several inner runs in a row: a budget of its own over the suite-wide 60 s, so a loaded
+# machine slows the test without failing it.
 @pytest.mark.timeout(300)
 def test_a_port_without_relay_fails_relay_rules_as_capability_and_the_ratchet_holds(
-    scenario: Path, tmp_path: Path
+    run_plugin: PluginRunner, scenario: Path, tmp_path: Path
 ) -> None:
     expectations = tmp_path / "norelay.toml"
-    first = run_pytest(str(scenario), "--port=reference-norelay")
+    first = run_plugin(str(scenario), "--port=reference-norelay")
     assert first.code == 1
     assert "(normative, capability)" in first.output
     assert "does not declare the capabilities ['relay']" in first.output
 
-    written = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}", "--update-expectations")
+    written = run_plugin(str(scenario), "--port=reference-norelay", f"--expectations={expectations}", "--update-expectations")
     entries = load(expectations).entries
     assert entries and all(e.reason == "capability" for e in entries), written.output
     # A variant that failed only for a missing capability is one entry, not one per rule.
     assert "relay-single-durable[openai-run]::*" in {e.key for e in entries}
 
-    green = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}")
+    green = run_plugin(str(scenario), "--port=reference-norelay", f"--expectations={expectations}")
     assert green.code == 0, green.output
 
     # Drop one entry: that failure is unexpected again.
     text = expectations.read_text(encoding="utf-8")
     dropped = text.replace('key = "relay-single-durable[openai-run]::*"', 'key = "relay-single-durable[openai-run]::relay.nothing-here"')
     expectations.write_text(dropped, encoding="utf-8")
-    red = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}")
+    red = run_plugin(str(scenario), "--port=reference-norelay", f"--expectations={expectations}")
     assert red.code == 1
     assert "[relay.calls-in-one-request] (normative, capability)" in red.output
     assert "expectation matched nothing (remove it): relay-single-durable[openai-run]::relay.nothing-here" in red.output
 
 
-def test_an_unexpected_pass_fails_and_prints_the_update_command(scenario: Path, tmp_path: Path) -> None:
+def test_an_unexpected_pass_fails_and_prints_the_update_command(run_plugin: PluginRunner, scenario: Path, tmp_path: Path) -> None:
     expectations = tmp_path / "reference.toml"
     expectations.write_text(
         '[[expected]]\nkey = "relay-single-durable[openai-run]::relay.request-kind"\nreason = "divergence"\n',
         encoding="utf-8",
     )
-    run = run_pytest(str(scenario), "--port=reference", f"--expectations={expectations}")
+    run = run_plugin(str(scenario), "--port=reference", f"--expectations={expectations}")
     assert run.code == 1
     assert "passes now but is listed as an expected failure" in run.output
     assert f"--expectations={expectations} --update-expectations" in run.output
 
 
-def test_an_expected_failure_with_another_reason_class_still_fails(scenario: Path, tmp_path: Path) -> None:
+def test_an_expected_failure_with_another_reason_class_still_fails(run_plugin: PluginRunner, scenario: Path, tmp_path: Path) -> None:
     expectations = tmp_path / "norelay.toml"
     expectations.write_text(
         '[[expected]]\nkey = "relay-single-durable[openai-run]::relay.call*"\nreason = "divergence"\n', encoding="utf-8"
     )
-    run = run_pytest(str(scenario), "--port=reference-norelay", f"--expectations={expectations}", "-k", "openai-run")
+    run = run_plugin(str(scenario), "--port=reference-norelay", f"--expectations={expectations}", "-k", "openai-run")
     assert run.code == 1
     assert "expected to fail as 'divergence', failed as 'capability'" in run.output
