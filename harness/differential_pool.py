@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
 from random import Random
 from typing import Any
 
@@ -38,6 +38,7 @@ from .fake_provider import FakeProvider
 from .ports import ResolvedPort
 
 NOBODY = sys.maxsize  # the lowest worker that found a difference, before any did
+STOP_GRACE_S = 15.0  # after Ctrl-C: one example in hand (two shim calls at most) may finish
 
 
 class Stopped(BaseException):
@@ -133,7 +134,8 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     seconds = time.perf_counter() - started
     errors = [o for o in outcomes if o.error is not None]
     if errors:
-        raise HarnessError(f"worker {errors[0].worker}: {errors[0].error}")
+        first = min(errors, key=lambda o: o.worker)
+        raise HarnessError(f"worker {first.worker}: {first.error}")
     winner = next((o for o in sorted(outcomes, key=lambda o: o.worker) if o.found is not None), None)
     return SearchResult(
         workers=len(jobs), tried=sum(o.tried for o in outcomes), seconds=seconds,
@@ -142,22 +144,49 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
 
 
 def _in_processes(jobs: list[WorkerJob]) -> list[WorkerOutcome]:
+    """Each job in its own process; every outcome, including a worker that died."""
     context = _context()
     shared = context.Value("q", NOBODY)
-    with ProcessPoolExecutor(len(jobs), mp_context=context, initializer=_init_worker, initargs=(shared,)) as pool:
-        futures: list[Future[WorkerOutcome]] = [pool.submit(_run_in_worker, job) for job in jobs]
-        try:
-            return [_outcome(job, future) for job, future in zip(jobs, futures, strict=True)]
-        except KeyboardInterrupt:
-            shared.value = -1  # every worker is "higher" than -1: all stop at their next example
-            raise
-
-
-def _outcome(job: WorkerJob, future: Future[WorkerOutcome]) -> WorkerOutcome:
+    running: dict[int, tuple[WorkerJob, Any, Connection]] = {}
+    outcomes: list[WorkerOutcome] = []
     try:
-        return future.result()
-    except BrokenProcessPool:
-        return WorkerOutcome(job.worker, 0, error="the worker process died (killed, or out of memory?)")
+        for job in jobs:
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=_worker_main, args=(job, shared, writer),
+                                      name=f"differential-worker-{job.worker}", daemon=True)
+            process.start()
+            writer.close()  # ours: so a worker that dies reads as EOF, and the next fork does not inherit it
+            running[job.worker] = (job, process, reader)
+        while running:
+            ready = set(wait([r for _, _, r in running.values()] + [p.sentinel for _, p, _ in running.values()]))
+            for worker, (job, process, reader) in list(running.items()):
+                if reader in ready or process.sentinel in ready:
+                    outcomes.append(_receive(job, process, reader))
+                    del running[worker]
+    except KeyboardInterrupt:
+        shared.value = -1  # every worker is "higher" than -1: each stops before its next example
+        raise
+    finally:
+        for _, process, reader in running.values():  # only after an interrupt or an error here
+            process.join(STOP_GRACE_S)
+            if process.is_alive():
+                process.terminate()
+                process.join()
+            reader.close()
+    return outcomes
+
+
+def _receive(job: WorkerJob, process: Any, reader: Connection) -> WorkerOutcome:
+    try:
+        outcome: WorkerOutcome = reader.recv()
+    except (EOFError, OSError):
+        process.join()
+        return WorkerOutcome(job.worker, 0, error=f"the worker process died (exit status {process.exitcode}) "
+                                                  "without reporting; killed, or out of memory?")
+    finally:
+        reader.close()
+    process.join()
+    return outcome
 
 
 def _context() -> Any:
@@ -169,20 +198,18 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-_FINDER = LowestFinder()
-
-
-def _init_worker(shared: Any) -> None:
-    global _FINDER
-    _FINDER = LowestFinder(shared)
-
-
-def _run_in_worker(job: WorkerJob) -> WorkerOutcome:
-    return run_worker(job, _FINDER)
+def _worker_main(job: WorkerJob, shared: Any, writer: Connection) -> None:
+    # Ctrl-C is the parent's to handle: it tells the workers to stop through ``shared``, so
+    # each closes its shims after the example in hand instead of dying in the middle of it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        writer.send(run_worker(job, LowestFinder(shared)))
+    finally:
+        writer.close()
 
 
 def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
-    """One worker's search on its own shims and fake provider; never raises."""
+    """One worker's search on its own shims and fake provider; raises only KeyboardInterrupt."""
     tried = 0
     try:
         with ExitStack() as stack:
@@ -205,8 +232,6 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
             failures = tuple(differ(expected, under_test, found, provider=provider)) if found is not None else ()
             return WorkerOutcome(job.worker, tried, found, failures)
     except Stopped:
-        return WorkerOutcome(job.worker, tried, stopped=True)
-    except KeyboardInterrupt:
         return WorkerOutcome(job.worker, tried, stopped=True)
     except HarnessError as exc:
         return WorkerOutcome(job.worker, tried, error=str(exc).splitlines()[0])

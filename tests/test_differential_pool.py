@@ -7,9 +7,12 @@ run with one readable line, never a traceback.
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +120,18 @@ def test_the_throughput_benchmark_prints_both_figures() -> None:
     lines = [line for line in done.stdout.splitlines() if "scenarios/s" in line]
     assert [line.split(":")[0] for line in lines] == ["1 worker ", "2 workers"], done.stdout
     assert all("4 scenarios in" in line and "ms/scenario" in line for line in lines), done.stdout
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_stops_every_worker_and_never_claims_agreement(workers: str) -> None:
+    command = [sys.executable, "-m", "harness.differential", "--port=reference-norelay", "--against=reference",
+               "--examples", "5000", "--workers", workers]
+    # Its own process group, as a terminal's Ctrl-C reaches the parent and its workers alike.
+    run = subprocess.Popen(command, cwd=ROOT, start_new_session=True, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)  # past start-up: the workers are searching
+    os.killpg(run.pid, signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, (out, err)
+    assert "agree" not in out and err.strip() == "differential: interrupted; nothing written", (out, err)
