@@ -14,7 +14,6 @@ a difference and writes the smallest scenario hypothesis shrinks it to, ready fo
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import json
 import os
@@ -69,9 +68,6 @@ class Features:
         return cls(**{name: all(name in c for c in caps) for name in ("relay", "resume", "hooks")})
 
 
-# Strategy factories are cached: hypothesis validates a strategy object once, so building
-# a fresh one per draw cost ~40% of generating a scenario. Same draws, same examples.
-@functools.cache
 def _behaviour(name: str) -> st.SearchStrategy[dict[str, Any]]:
     request = {"id": f"req-{name}", "kind": "approval", "prompt": f"Allow {name}?"}
     return st.one_of(
@@ -84,7 +80,6 @@ def _behaviour(name: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-@functools.cache
 def _tool(name: str, relay: bool) -> st.SearchStrategy[dict[str, Any]]:
     base = {"name": name, "description": f"The {name} tool",
             "schema": {"type": "object", "properties": {k: {"type": "string"} for k in ARG_KEYS}}}
@@ -93,7 +88,6 @@ def _tool(name: str, relay: bool) -> st.SearchStrategy[dict[str, Any]]:
     return _behaviour(name).map(lambda behaviour: {**base, "behaviour": behaviour})
 
 
-@functools.cache
 def _arguments() -> st.SearchStrategy[str]:
     """A JSON object with keys deliberately out of order and extra whitespace (raw OpenAI bytes)."""
     pairs = st.dictionaries(st.sampled_from(ARG_KEYS), st.sampled_from(["Oslo", "C", "one  two", "UTC", *NON_ASCII_VALUES]), max_size=3)
@@ -102,7 +96,6 @@ def _arguments() -> st.SearchStrategy[str]:
     )
 
 
-@functools.cache
 def _answer(output: str, relay_call: str | None) -> st.SearchStrategy[dict[str, Any]]:
     declined: dict[str, Any] = {"ok": False, "reason": "declined"}
     if relay_call is None:

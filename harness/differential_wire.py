@@ -12,7 +12,6 @@ apply only when cited) instead of calling them failures.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -22,7 +21,6 @@ UNDECLARED_NAME = "ghost_tool"
 NON_ASCII_VALUES = ("Zürich", "東京 ☕", "🚀")
 
 
-@functools.cache  # one strategy object per (calls, style): validated once, not per turn
 @st.composite
 def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     """A ``wire`` block for a turn with ``calls`` tool calls ({} = served as usual)."""
