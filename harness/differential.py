@@ -318,13 +318,22 @@ def fixture_from(scenario: dict[str, Any], port: str, against: str) -> dict[str,
     return {"id": f"diff-{suffix}", **data, "title": title}
 
 
+EXIT_CODES = """exit status: 0 the ports agree on every generated scenario; 1 they differ (the minimal
+scenario is written to --out); 2 usage or harness error (a shim that cannot start, a build
+that fails); 130 interrupted."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.differential", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.differential", description=__doc__.splitlines()[0],
+                                     epilog=EXIT_CODES)
     parser.add_argument("--port", help="registry name of the port under test")
     parser.add_argument("--port-cmd", help="command line of an ad-hoc shim (instead of --port)")
     parser.add_argument("--port-src", help="a toolnexus checkout, for a port that builds from one")
     parser.add_argument("--against", default="reference", help="registry name of the expected port")
     parser.add_argument("--examples", type=int, default=50, help="how many scenarios to try")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes, each with its own pair of shims (default: the number of cores); "
+                             "the scenarios tried depend on it, never on timing")
     parser.add_argument("--out", type=Path, default=Path("."), help="folder the minimal failing scenario goes in")
     parser.add_argument("--expectations", type=Path,
                         help="the port's expectations file: skip differences it explains and search on (differential_known.py)")
@@ -332,14 +341,49 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.port and not args.port_cmd:
         parser.error("give --port=NAME or --port-cmd=COMMAND")
+    if args.examples < 1 or (args.workers is not None and args.workers < 1):
+        parser.error("--examples and --workers must be at least 1")
     try:
         return _search(args)
     except HarnessError as exc:
         print(f"differential: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("differential: interrupted; nothing written", file=sys.stderr)
+        return 130
 
 
 def _search(args: argparse.Namespace) -> int:
+    if args.expectations is not None:
+        return _search_past_known(args)
+    from .differential_pool import default_workers, search  # it imports this module
+
+    under_test = resolve(args.port, args.port_cmd, args.port_src, None)
+    expected = resolve(args.against, None, None, None)
+    label = args.port or shlex.split(args.port_cmd)[-1]
+    result = search(expected, under_test, examples=args.examples, workers=args.workers or default_workers())
+    pace = f"{result.workers} worker{'s' if result.workers > 1 else ''}, {result.seconds:.1f} s, {result.rate:.1f} scenarios/s"
+    if result.found is None:
+        print(f"differential: {label} and {args.against} agree on {result.tried} generated scenarios ({pace})")
+        return 0
+    pace = f"{result.tried} scenarios run, shrinking included; {pace}"
+    fixture = fixture_from(result.found, label, args.against)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{fixture['id']}.json"
+    path.write_text(json.dumps(fixture, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"differential: {label} differs from {args.against}; minimal scenario written to {path} ({pace})")
+    for line in result.failures:
+        print(line)
+    return 1
+
+
+def _search_past_known(args: argparse.Namespace) -> int:
+    """The search that skips what the expectations explain runs in this one process: it
+    shrinks each new kind as it meets it, which the worker pool does not do."""
+    if args.workers not in (None, 1):
+        print("differential: --expectations searches in one process; --workers is ignored", file=sys.stderr)
+    from .differential_known import run_known  # it imports this module
+
     with ExitStack() as stack:
         under_test = _shim(resolve(args.port, args.port_cmd, args.port_src, None), stack)
         expected = _shim(args.against, stack)
@@ -347,22 +391,7 @@ def _search(args: argparse.Namespace) -> int:
         provider = FakeProvider().start()
         stack.callback(provider.stop)
         label = args.port or shlex.split(args.port_cmd)[-1]
-        if args.expectations is not None:
-            from .differential_known import run_known  # it imports this module
-
-            return run_known(args, expected, under_test, features, provider, label)
-        found = minimal_difference(expected, under_test, features=features, examples=args.examples, provider=provider)
-        if found is None:
-            print(f"differential: {label} and {args.against} agree on {args.examples} generated scenarios")
-            return 0
-        fixture = fixture_from(found, label, args.against)
-        args.out.mkdir(parents=True, exist_ok=True)
-        path = args.out / f"{fixture['id']}.json"
-        path.write_text(json.dumps(fixture, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"differential: {label} differs from {args.against}; minimal scenario written to {path}")
-        for line in differ(expected, under_test, found, provider=provider):
-            print(line)
-        return 1
+        return run_known(args, expected, under_test, features, provider, label)
 
 
 if __name__ == "__main__":

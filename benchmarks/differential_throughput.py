@@ -1,0 +1,63 @@
+"""Generated scenarios per second of the differential search, on 1 worker and on N.
+
+    python benchmarks/differential_throughput.py [--examples 200] [--workers N] [--port reference-norelay] [--against reference]
+
+A script, not a test: it prints figures. Each line is one whole search as
+``python -m harness.differential`` runs it (shim start-up included): wall time, scenarios/s,
+the CPU time every process spent (this one, the workers and every shim), and what that CPU
+cost per scenario allows on this machine's cores when nothing else runs — the figure to
+compare on a loaded machine, where wall time mostly measures the other load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.differential_pool import SearchResult, default_workers, search  # noqa: E402
+from harness.ports import resolve  # noqa: E402
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of every child it has reaped (workers, shims)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _line(result: SearchResult, cpu: float, cores: int) -> str:
+    per = cpu / max(result.tried, 1)
+    usable = min(result.workers, cores)  # one worker keeps one core busy, however many there are
+    ceiling = usable / per if per > 0 else 0.0
+    verdict = "difference found" if result.found is not None else "no difference"
+    return (f"{result.workers} worker{'s' if result.workers > 1 else ' '}: {result.tried} scenarios in "
+            f"{result.seconds:5.1f} s = {result.rate:6.1f} scenarios/s | CPU {cpu:5.1f} s, "
+            f"{1000 * per:5.1f} ms/scenario, quiet-machine ceiling on {usable} core{'s' if usable > 1 else ' '} ~{ceiling:5.1f}/s | {verdict}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=default_workers(), help="N (default: the cores)")
+    parser.add_argument("--port", default="reference-norelay")
+    parser.add_argument("--against", default="reference")
+    args = parser.parse_args()
+    cores = default_workers()
+    under_test, expected = resolve(args.port, None, None, None), resolve(args.against, None, None, None)
+    print(f"differential {args.port} against {args.against}, {args.examples} examples, {cores} cores, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for workers in sorted({1, args.workers}):
+        before = _cpu_seconds()
+        result = search(expected, under_test, examples=args.examples, workers=workers)
+        print(_line(result, _cpu_seconds() - before, cores), flush=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
