@@ -71,7 +71,7 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
 
 def _find(features: Features, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """The first generated scenario that is ``wanted`` (unshrunk: shrinking costs seconds here)."""
-    search = settings(max_examples=300, derandomize=True, database=None, phases=[Phase.generate])
+    search = settings(max_examples=1000, derandomize=True, database=None, phases=[Phase.generate])
     found = find(scenarios(features), wanted, settings=search)
     as_scenario(found)  # raises on a schema violation
     return found

@@ -155,7 +155,7 @@ ALL = Features(relay=True, resume=True, hooks=True, store=True)
 
 
 def _find(features: Features, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    found = find(scenarios(features), wanted, settings=settings(max_examples=300, derandomize=True, database=None,
+    found = find(scenarios(features), wanted, settings=settings(max_examples=1000, derandomize=True, database=None,
                                                                 phases=[Phase.generate]))
     as_scenario(found)  # raises on a schema violation
     return found
@@ -171,7 +171,7 @@ def test_store_draws_need_the_store_capability() -> None:
 
     with pytest.raises(NoSuchExample):
         find(scenarios(Features(relay=True, resume=True, hooks=True)), uses_store,
-             settings=settings(max_examples=300, derandomize=True, database=None, phases=[Phase.generate]))
+             settings=settings(max_examples=1000, derandomize=True, database=None, phases=[Phase.generate]))
     assert uses_store(_find(ALL, uses_store))
 
 
