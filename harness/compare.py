@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import schemas
 from .normalize import canonical
 from .normtable import LIST_KINDS, ORDER_KINDS, Row, Table, default_table
 
@@ -347,7 +348,6 @@ _INDEX = re.compile(r"^\d+$")
 
 
 def render_path(path: tuple[str, ...]) -> str:
-    out = "$"
-    for part in path:
-        out += f"[{part}]" if _INDEX.match(part) else f".{part}"
-    return out
+    """The walk's path (list positions kept as digit strings, as the normalization rows match
+    them) rendered the way schema violations are."""
+    return schemas.render_path(int(part) if _INDEX.match(part) else part for part in path)

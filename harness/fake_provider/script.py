@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .script_error import ScriptError
+from .script_error import ScriptError, script_object
 from .wire import ScriptedWire, wire_from_neutral
 
 
@@ -95,11 +95,7 @@ class ScriptedTurn:
 
     @classmethod
     def from_neutral(cls, data: Mapping[str, Any], where: str = "turn") -> ScriptedTurn:
-        if not isinstance(data, Mapping):
-            raise ScriptError(f"{where}: must be a JSON object")
-        unknown = set(data) - {"text", "toolCalls", "usage", "stopReason", "extra", "wire"}
-        if unknown:
-            raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        data = script_object(data, where, {"text", "toolCalls", "usage", "stopReason", "extra", "wire"})
         text = data.get("text")
         if text is not None and not isinstance(text, str):
             raise ScriptError(f"{where}.text: must be a string")
@@ -162,11 +158,7 @@ class Script:
 
 
 def _call_from_neutral(data: Any, where: str) -> ScriptedCall:
-    if not isinstance(data, Mapping):
-        raise ScriptError(f"{where}: must be a JSON object")
-    unknown = set(data) - {"id", "name", "arguments"}
-    if unknown:
-        raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    data = script_object(data, where, {"id", "name", "arguments"})
     for key in ("id", "name", "arguments"):
         if not isinstance(data.get(key), str):
             raise ScriptError(f"{where}.{key}: must be a string")
@@ -183,11 +175,7 @@ _OWNED_RESPONSE_KEYS = frozenset(
 
 
 def _extra_from_neutral(data: Any, where: str) -> ScriptedExtra:
-    if not isinstance(data, Mapping):
-        raise ScriptError(f"{where}: must be a JSON object")
-    unknown = set(data) - {"extraMessageKeys", "extraBlocks", "extraResponseKeys", "extraEvents"}
-    if unknown:
-        raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    data = script_object(data, where, {"extraMessageKeys", "extraBlocks", "extraResponseKeys", "extraEvents"})
     keys = data.get("extraMessageKeys", {})
     if not isinstance(keys, Mapping):
         raise ScriptError(f"{where}.extraMessageKeys: must be a JSON object")

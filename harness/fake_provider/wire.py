@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from .script_error import ScriptError
+from .script_error import ScriptError, script_object
 
 USAGE_SHAPES = ("full", "absent", "no-total", "zero-total")
 CONTENT_SHAPES = ("null", "empty", "absent")
@@ -111,12 +111,7 @@ def _inside_utf8(stream: bytes) -> list[int]:
 
 
 def wire_from_neutral(data: Any, where: str, calls: int) -> ScriptedWire:
-    if not isinstance(data, Mapping):
-        raise ScriptError(f"{where}: must be a JSON object")
-    known = {"split", "usage", "content", "toolCallIndexes", "omitToolCallIndex", "toolCallOrder"}
-    unknown = set(data) - known
-    if unknown:
-        raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    data = script_object(data, where, {"split", "usage", "content", "toolCallIndexes", "omitToolCallIndex", "toolCallOrder"})
     usage = _choice(data, "usage", USAGE_SHAPES, "full", where)
     order = _choice(data, "toolCallOrder", CALL_ORDERS, "sequential", where)
     content = data.get("content")
@@ -137,11 +132,7 @@ def wire_from_neutral(data: Any, where: str, calls: int) -> ScriptedWire:
 
 
 def _split_from_neutral(data: Any, where: str) -> ScriptedSplit:
-    if not isinstance(data, Mapping):
-        raise ScriptError(f"{where}: must be a JSON object")
-    unknown = set(data) - {"every", "at", "utf8", "pauseMs"}
-    if unknown:
-        raise ScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    data = script_object(data, where, {"every", "at", "utf8", "pauseMs"})
     every = data.get("every")
     if every is not None and (not _count(every) or every < 1):
         raise ScriptError(f"{where}.every: must be a positive integer")

@@ -21,7 +21,7 @@ from advisory_cases import (
     resumed,
 )
 
-from harness.compare import compare, halted_call
+from harness.compare import compare, halted_call, render_path
 from harness.normtable import Row, default_table
 from harness.paths import fixtures_dir, golden_dir
 
@@ -227,3 +227,9 @@ def test_an_any_row_only_ever_reaches_scalars_in_the_goldens() -> None:
         for row in rows:
             for value in _values_at(tree, row):
                 assert not isinstance(value, dict | list), f"{row.name} reaches a {type(value).__name__} in {file}"
+
+
+def test_difference_paths_render_like_schema_violations() -> None:
+    # list positions are digit strings in the walk; a key that is no identifier is quoted
+    assert render_path(("requests", "0", "headers", "anthropic-version")) == "$.requests[0].headers['anthropic-version']"
+    assert render_path(()) == "$"
