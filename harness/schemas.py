@@ -38,6 +38,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from . import schema_fast
 from .json_types import json_type_name
 from .paths import schemas_dir
 
@@ -126,6 +127,18 @@ def reload() -> None:
     _catalog.cache_clear()
     validator_for.cache_clear()
     _known.clear()
+    schema_fast.forget()
+
+
+def _resources() -> list[tuple[str, Any]]:
+    """``($id, contents)`` of every schema file, for the compiled pre-check."""
+    catalog = _catalog()
+    return [(uri, catalog.registry.contents(uri)) for uri in catalog.ids_by_name.values()]
+
+
+def _date_time(instance: object) -> bool:
+    """``date-time`` exactly as the jsonschema format checker judges it."""
+    return Draft202012Validator.FORMAT_CHECKER.conforms(instance, "date-time")
 
 
 def registry() -> Registry:
@@ -183,6 +196,10 @@ def validate(name: str, instance: Any) -> list[SchemaViolation]:
     scenario), so the outcome for an instance already validated against the same schema is
     reused: the key is the instance's canonical JSON text, and only plain JSON data is
     keyed (:func:`_instance_key`)."""
+    if _plain_json(instance) and schema_fast.known_valid(
+        name, instance, uri=schema_id(name), resources=_resources, date_time=_date_time
+    ):
+        return []
     key = _instance_key(name, instance)
     known = _known.get(key) if key is not None else None
     if known is not None:
