@@ -8,6 +8,7 @@ and any other suite run unchanged.
 
 from __future__ import annotations
 
+import gc
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         plugin = session.config.pluginmanager.get_plugin(HYPOTHESIS_PLUGIN)
         if plugin is not None:
             session.config.pluginmanager.unregister(plugin)
+    # Everything alive now (modules, scenarios, items, goldens) lives to the end of the
+    # session: frozen, the cyclic collector stops re-walking it at every full collection
+    # during the run and in the collections pytest forces at its end.
+    gc.freeze()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

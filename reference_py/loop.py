@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import certifi
 import httpx
 
 from .errors import ProviderError
@@ -29,6 +26,7 @@ from .metrics import Metrics
 from .providers import Provider, Turn
 from .providers.base import add_usage, usage_of
 from .suspension import CallOutcome, SuspensionExtension, settle
+from .transport import LazyTLSTransport
 from .types import Request, RunResult, Status, Tool
 
 EXCERPT_CHARS = 200
@@ -227,10 +225,4 @@ def new_http_client() -> httpx.AsyncClient:
     """An HTTP client set up as a run's own. A run without ``http_client`` opens one and
     closes it at its end; one passed to ``create_client(http_client=...)`` is shared by
     every run of that client and its keep-alive connections with it."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(120.0), verify=_tls_context())
-
-
-@functools.lru_cache(maxsize=1)
-def _tls_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs ~90 ms; build it once, not once per run.
-    return ssl.create_default_context(cafile=certifi.where())
+    return httpx.AsyncClient(timeout=httpx.Timeout(120.0), transport=LazyTLSTransport())
