@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .normtable import Row, Table, default_table
+from .normtable import Row, Table, default_table, may_match_within
 
 BUILTIN = "<builtin>"
 
@@ -38,24 +37,35 @@ def canonical(value: Any) -> str:
 def normalize(tree: Any, table: Table | None = None) -> Any:
     table = table or default_table()
     tree = _rewrite_builtins(tree, (), [r for r in table.rewrites if r.kind == "builtin-declaration"])
-    holders = list(objects(tree))
+    holders = objects(tree)
     ids = _claim_ids(holders, [r for r in table.rewrites if r.kind == "generated-id"])
     prompts = _claim_prompts(holders, [r for r in table.rewrites if r.kind == "relay-prompt"])
     return _apply(tree, (), ids, _substring_pattern(prompts), prompts, table.unordered)
 
 
-def objects(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+def objects(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
     """Every object of the tree with its path, depth first, in document order."""
-    if isinstance(node, dict):
-        yield path, node
-        for key, value in node.items():
-            yield from objects(value, (*path, str(key)))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from objects(value, (*path, str(i)))
+    # An explicit stack, not recursive generators: this walks every object of every run.
+    found: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    stack: list[tuple[tuple[str, ...], Any]] = [(path, node)]
+    while stack:
+        at, current = stack.pop()
+        if isinstance(current, dict):
+            found.append((at, current))
+            children = [((*at, str(k)), v) for k, v in current.items() if isinstance(v, (dict, list))]
+        elif isinstance(current, list):
+            children = [((*at, str(i)), v) for i, v in enumerate(current) if isinstance(v, (dict, list))]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return found
 
 
 def _rewrite_builtins(node: Any, path: tuple[str, ...], rows: list[Row]) -> Any:
+    # Only the subtrees a row can still reach are rebuilt; the others are handed on as they
+    # are (``_apply`` copies the whole tree afterwards, so nothing is shared with the caller).
+    if not any(may_match_within(r.path, path) for r in rows):
+        return node
     if isinstance(node, dict):
         reached = [f for r in rows if r.holds_at(path, node, {}) for f in r.fields]
         return {k: BUILTIN if k in reached else _rewrite_builtins(v, (*path, str(k)), rows) for k, v in node.items()}
@@ -152,6 +162,8 @@ def _apply(
     prompts: dict[str, str],
     unordered: tuple[Row, ...],
 ) -> Any:
+    if not any(may_match_within(r.path, path) for r in unordered):
+        return _substitute(node, ids, prompt_pattern, prompts)
     if isinstance(node, dict):
         out = {k: _apply(v, (*path, str(k)), ids, prompt_pattern, prompts, unordered) for k, v in node.items()}
         for row in unordered:
@@ -162,6 +174,16 @@ def _apply(
         return out
     if isinstance(node, list):
         return [_apply(v, (*path, str(i)), ids, prompt_pattern, prompts, unordered) for i, v in enumerate(node)]
+    return _substitute(node, ids, prompt_pattern, prompts)
+
+
+def _substitute(node: Any, ids: dict[str, str], prompt_pattern: re.Pattern[str] | None, prompts: dict[str, str]) -> Any:
+    """A copy of ``node`` with claimed ids and prompts replaced: ``_apply`` below the depth
+    any unordered row reaches, where no path needs tracking."""
+    if isinstance(node, dict):
+        return {k: _substitute(v, ids, prompt_pattern, prompts) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(v, ids, prompt_pattern, prompts) for v in node]
     if isinstance(node, str):
         if node in ids:
             return ids[node]

@@ -171,6 +171,14 @@ def _where(raw: Any, where: str) -> Where:
     return Where(tuple(sorted(raw.items())))
 
 
+def may_match_within(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    """Whether ``pattern`` can match ``path`` or a path below it (so a walk that needs the
+    pattern only must keep going down that subtree)."""
+    if "**" in pattern:
+        return True
+    return len(path) <= len(pattern) and all(want in ("*", got) for want, got in zip(pattern, path, strict=False))
+
+
 def path_matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
     # normalize and compare ask every row about every object of every tree: the two shapes
     # every row has (a lone "**", or no "**") are answered without recursion.
