@@ -159,6 +159,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 HYPOTHESIS_PLUGIN = "hypothesispytest"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
+    config = session.config
+    if conformance is None or config.getoption("collectonly") or config.pluginmanager.has_plugin("dsession"):
+        return  # nothing will run here (the xdist controller runs no variant itself)
+    if cross_resume.requested(config):
+        return  # the cross-port run starts its two shims itself
+    conformance.start_shim_ahead()
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
     if conformance is None:

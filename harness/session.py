@@ -105,6 +105,10 @@ class ConformanceSession:
             self._shim = ShimSession(self.port.argv, env=self._env(), validator=validator)
         return self._shim
 
+    def start_shim_ahead(self) -> None:
+        """Spawn the shim's process before the first variant asks for it (see ShimSession.start_ahead)."""
+        self.shim().start_ahead()
+
     def handshake(self) -> Handshake:
         shim = self.shim()
         handshake = shim.ensure_alive()

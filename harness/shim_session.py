@@ -163,6 +163,14 @@ class ShimSession:
         self._restarts_expected = max(0, count)
         self._stock_spares()
 
+    def start_ahead(self) -> None:
+        """The first call will come soon (the session is still collecting): spawn its
+        process now, so the shim boots while pytest collects instead of after."""
+        if self.handshake is None and not self._spares and self._refused is None:
+            self._restarts_expected = max(self._restarts_expected, 1)
+            self._stock_spares()
+            self._restarts_expected -= 1
+
     def prepare_restart(self) -> None:
         """A restart is coming soon: spawn its process now, unless one is ready already."""
         if not self._spares:
