@@ -1,6 +1,7 @@
-"""ShimSession.prepare_restart/expect_restarts: the next processes are spawned ahead and
-taken over by restarts, replaying ``initialize``; unused spares are ended with the session,
-and a spare that died idle is replaced by a fresh start whose failure is reported as usual."""
+"""ShimSession.start_ahead/prepare_restart/expect_restarts: the next processes are spawned
+ahead and taken over by the first start or by restarts, replaying ``initialize``; unused spares
+are ended with the session, and a spare that died idle is replaced by a fresh start whose
+failure is reported as usual."""
 
 from __future__ import annotations
 
@@ -98,3 +99,24 @@ def test_expected_restarts_keep_spares_in_stock_until_the_last() -> None:
         assert session._spares == []  # no restart is expected any more: none is spawned
         assert session.call("client.run", {"echo": 9}, timeout=CALL_TIMEOUT)["echo"] == 9
         assert (session.restarts, session.recoveries) == (SPARES_AHEAD + 1, 0)
+
+
+def test_a_process_started_ahead_becomes_the_first_shim_and_no_restart_is_counted() -> None:
+    with session_for("ok") as session:
+        session.start_ahead()
+        (ahead,) = session._spares
+        session.start_ahead()  # one is on its way already
+        assert session._spares == [ahead]
+        session.ensure_alive()
+        assert session.process.pid == ahead.pid and session._spares == []
+        assert (session.starts, session.restarts, session._restarts_expected) == (1, 0, 0)
+        session.start_ahead()  # a live shim needs none
+        assert session._spares == []
+
+
+def test_a_process_started_ahead_and_never_used_is_reaped_with_the_session() -> None:
+    session = session_for("ok")
+    session.start_ahead()
+    (ahead,) = session._spares
+    session.close()
+    assert_reaped(ahead.pid)
