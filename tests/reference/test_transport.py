@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import ssl
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
