@@ -94,6 +94,7 @@ def test_an_unchanged_stamp_skips_maven(tmp_path: Path, monkeypatch: pytest.Monk
     environ = {"JAVA_HOME": str(home), "PATH": ""}
     digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 25))
     (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
+    build.write_argfile(out, jar, None)
 
     def no_maven(*args: object, **kwargs: object) -> None:
         raise AssertionError("Maven ran although nothing changed")
