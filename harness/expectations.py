@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import tomli_w
@@ -50,9 +51,47 @@ class Entry:
     def matches(self, key: str) -> bool:
         if not self.wildcard:
             return key == self.key
+        return self._pattern.fullmatch(key) is not None
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
         # Only `*` is special: keys are full of brackets, which fnmatch would read as classes.
-        pattern = ".*".join(re.escape(part) for part in self.key.split("*"))
-        return re.fullmatch(pattern, key) is not None
+        # Compiled once: a run looks up every rule of every variant (java: ~15k keys against
+        # 449 wildcards), and re's own cache holds only 512 patterns.
+        return re.compile(".*".join(re.escape(part) for part in self.key.split("*")))
+
+    @property
+    def scenario_part(self) -> str | None:
+        """The text before the first ``[`` when that lies before any ``*``: every key this
+        entry matches starts with it (None when a ``*`` comes first)."""
+        literal = self.key.split("*", 1)[0]
+        return literal.split("[", 1)[0] if "[" in literal else None
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Where a key's candidate entries are, so a lookup does not scan the whole file: exact
+    keys by key, wildcards by the scenario part they fix (``None``: could match any)."""
+
+    size: int
+    exact: dict[str, tuple[int, Entry]]
+    wildcards: dict[str | None, list[tuple[int, Entry]]]
+
+    @classmethod
+    def of(cls, entries: list[Entry]) -> _Index:
+        exact: dict[str, tuple[int, Entry]] = {}
+        wildcards: dict[str | None, list[tuple[int, Entry]]] = {}
+        for position, entry in enumerate(entries):
+            if entry.wildcard:
+                wildcards.setdefault(entry.scenario_part, []).append((position, entry))
+            else:
+                exact.setdefault(entry.key, (position, entry))
+        return cls(len(entries), exact, wildcards)
+
+    def wildcard_matches(self, key: str) -> list[tuple[int, Entry]]:
+        """The wildcard entries matching ``key``, in file order."""
+        candidates = self.wildcards.get(key.split("[", 1)[0], []) + self.wildcards.get(None, [])
+        return sorted((c for c in candidates if c[1].matches(key)), key=lambda c: c[0])
 
 
 @dataclass
@@ -60,6 +99,7 @@ class Expectations:
     path: Path | None
     entries: list[Entry] = field(default_factory=list)
     port: str | None = None  # the port the file records, when it says
+    _built_index: _Index | None = field(default=None, init=False, repr=False, compare=False)
 
     def check_port(self, port: str) -> None:
         """A file written for another port would judge this one by that port's failures."""
@@ -69,9 +109,26 @@ class Expectations:
                 f"pass that port's own file (e.g. conformance/{port}.toml)"
             )
 
+    def _index(self) -> _Index:
+        # Built on first use and again if entries were added since (entries are not edited).
+        if self._built_index is None or self._built_index.size != len(self.entries):
+            self._built_index = _Index.of(self.entries)
+        return self._built_index
+
+    def first_match(self, key: str) -> Entry | None:
+        """The first entry in file order that matches ``key``, exact or wildcard (counts nothing)."""
+        index = self._index()
+        candidates = index.wildcard_matches(key)[:1]
+        if key in index.exact:
+            candidates.append(index.exact[key])
+        return min(candidates, key=lambda c: c[0])[1] if candidates else None
+
     def lookup(self, key: str) -> Entry | None:
-        exact = next((e for e in self.entries if not e.wildcard and e.key == key), None)
-        found = exact or next((e for e in self.entries if e.wildcard and e.matches(key)), None)
+        """The entry listing ``key``: its exact entry, else the first wildcard matching it."""
+        index = self._index()
+        exact = index.exact.get(key)
+        wildcards = index.wildcard_matches(key) if exact is None else []
+        found = exact[1] if exact is not None else (wildcards[0][1] if wildcards else None)
         if found is not None:
             found.matched += 1
             if found.spans_variants and found.matched > MAX_WILDCARD:

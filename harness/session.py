@@ -151,7 +151,7 @@ class ConformanceSession:
 
     def listed_flaky(self, key: str) -> bool:
         """The expectations mark ``variant::rule`` flaky (looked up after ``listed_reason``)."""
-        entry = next((e for e in self.expectations.entries if e.matches(key)), None)
+        entry = self.expectations.first_match(key)
         return entry is not None and entry.flaky
 
     def record_verdict(self, scenario: str, verdict: Verdict) -> None:

@@ -7,7 +7,12 @@ harness's cache folder for the port):
 
     <out>/jdk           symlink to the JDK the build used (the start command runs its java)
     <out>/target/...    Maven's output; <out>/target/toolnexus-java-shim.jar + lib/ run the shim
-    <out>/build.stamp   digest of every input; an unchanged stamp skips Maven
+    <out>/shim.aot      the AOT cache a training run wrote (JDK >= 25; see java_training)
+    <out>/java.args     the JVM's arguments, an @argfile: runtime flags, the cache, -jar JAR
+    <out>/build.stamp   digest of every input; an unchanged stamp skips Maven and the training
+
+The start command (harness/ports.toml) is ``<out>/jdk/bin/java @<out>/java.args``, so the
+flags that depend on the JDK found here (the AOT cache needs JDK 25) are chosen here.
 
 Run: ``python -m harness.builders.java_shim --shim shims/java --src PATH/TO/toolnexus
 --out DIR``. A failure prints one line naming what is missing or the command that failed
@@ -26,12 +31,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .common import BuildError, cli, output_tail, run_command
+from .java_training import MIN_AOT_JAVA, train
 
 MIN_JAVA = 21
 JVM_ROOTS = (Path("/usr/lib/jvm"), Path("/usr/java"), Path("/opt/java"))
 PORT_SOURCES = Path("java/src/main/java")
 JAR = Path("target/toolnexus-java-shim.jar")
 MAVEN_TIMEOUT_S = 900
+AOT_CACHE = Path("shim.aot")
+ARGFILE = Path("java.args")
+# Serial GC and C1 only: the shim's heap stays small and its work is short calls, where C2's
+# compilations cost more CPU than they save (measured: full tiered with the AOT cache took
+# 4.0 s of JVM CPU over a run against 2.9 s with C1 only). JVM log output goes to stderr:
+# by default its warnings (e.g. a cache it cannot map) would land on stdout, the protocol's.
+RUNTIME_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xlog:disable", "-Xlog:all=warning:stderr")
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,8 @@ def port_version(src: Path) -> str:
 def inputs_digest(shim: Path, src: Path, jdk: Jdk) -> str:
     """One digest over the shim's sources, the port's sources and the JDK: what a build depends on."""
     digest = hashlib.sha256(f"{jdk.home}:{jdk.major}\n".encode())
+    # an AOT cache maps only into the JDK build that wrote it, and the flags are part of the output
+    digest.update(_release(jdk.home).encode() + b"\0" + "\0".join(RUNTIME_FLAGS).encode() + b"\0")
     trees = [(shim, shim / "pom.xml"), (shim, shim / "src"), (src, src / PORT_SOURCES)]
     for base, top in trees:
         files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
@@ -109,6 +124,13 @@ def inputs_digest(shim: Path, src: Path, jdk: Jdk) -> str:
             digest.update(str(path.relative_to(base)).encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def _release(home: Path) -> str:
+    try:
+        return (home / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def maven_command(shim: Path, src: Path, out: Path, version: str) -> list[str]:
@@ -134,18 +156,48 @@ def build(shim: Path, src: Path, out: Path, environ: dict[str, str] | None = Non
     jar = out / JAR
     stamp = out / "build.stamp"
     digest = inputs_digest(shim, src, jdk)
-    if jar.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest:
+    if jar.exists() and (out / ARGFILE).exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest:
         _link_jdk(out, jdk)
         return jar
+    stamp.unlink(missing_ok=True)
     command = maven_command(shim, src, out, port_version(src))
     env = {**(os.environ if environ is None else environ), "JAVA_HOME": str(jdk.home)}
     shown = f"JAVA_HOME={jdk.home} {shlex.join(command)}"
     done = run_command(command, env=env, timeout=MAVEN_TIMEOUT_S, shown_as=shown)
     if not jar.exists():
         raise BuildError(f"{shown} wrote no {JAR}\n{output_tail(done.stdout + done.stderr)}")
-    stamp.write_text(digest + "\n", encoding="utf-8")
     _link_jdk(out, jdk)
+    write_argfile(out, jar, _aot_cache(out, jdk))
+    stamp.write_text(digest + "\n", encoding="utf-8")
     return jar
+
+
+def _aot_cache(out: Path, jdk: Jdk) -> Path | None:
+    """Train the AOT cache when the JDK can (the build's one line says how it went)."""
+    (out / AOT_CACHE).unlink(missing_ok=True)
+    if jdk.major < MIN_AOT_JAVA:
+        print(f"java shim: no AOT cache (JDK {jdk.major} < {MIN_AOT_JAVA}); the shim starts cold")
+        return None
+    write_argfile(out, out / JAR, None)  # the training JVM runs the shim as the suite will
+    training = train([str(out / "jdk" / "bin" / "java"), f"@{out / ARGFILE}"], out / AOT_CACHE)
+    if training.cache is None:
+        print(f"java shim: no AOT cache, the shim starts cold: {training.problem}")
+    else:
+        print(f"java shim: AOT cache trained on {training.variants} variants in {training.seconds:.1f} s")
+    return training.cache
+
+
+def runtime_args(jar: Path, cache: Path | None) -> list[str]:
+    """The JVM's arguments after ``java``: flags, the AOT cache when there is one, the jar."""
+    return [*RUNTIME_FLAGS, *([f"-XX:AOTCache={cache}"] if cache is not None else []), "-jar", str(jar)]
+
+
+def write_argfile(out: Path, jar: Path, cache: Path | None) -> Path:
+    """Write <out>/java.args, one argument a line, each quoted (paths may hold spaces)."""
+    path = out / ARGFILE
+    lines = ['"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"' for arg in runtime_args(jar, cache)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def _link_jdk(out: Path, jdk: Jdk) -> None:

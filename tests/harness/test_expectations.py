@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from harness.expectations import MAX_WILDCARD, ExpectationsError, load, write
+from harness.expectations import MAX_WILDCARD, Entry, Expectations, ExpectationsError, load, write
 
 
 def _file(tmp_path: Path, text: str) -> Path:
@@ -110,3 +111,68 @@ def test_flaky_must_be_a_boolean(tmp_path: Path) -> None:
     path = _file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "divergence"\nflaky = "yes"\n')
     with pytest.raises(ExpectationsError, match=r"flaky must be true or false, got 'yes'"):
         load(path)
+
+
+def _scan_lookup(exp: Expectations, key: str) -> Entry | None:
+    """The lookup by a scan of the whole file (what the index must agree with)."""
+    exact = next((e for e in exp.entries if not e.wildcard and e.key == key), None)
+    return exact or next((e for e in exp.entries if e.wildcard and e.matches(key)), None)
+
+
+TRICKY_ENTRIES = [
+    "*::relay.x",                   # a wildcard fixing no scenario: a candidate for every key
+    "s[openai-run]::*",
+    "s[openai-run]::loop.y",        # exact, after a wildcard that matches it too: exact wins
+    "s[*]::loop.y",
+    "s*::golden.observables",       # `*` before `[`: fixes no scenario part
+    "t[a[b]*]::r.z",                # brackets inside the variant part
+    "t[a*::r.z",
+    "u.v[openai-run]::r.q",         # dots and brackets are literal, not regex
+]
+PROBE_KEYS = [
+    "s[openai-run]::loop.y", "s[openai-ask]::loop.y", "s[openai-run]::relay.x", "q[x]::relay.x",
+    "sx[openai-run]::golden.observables", "s[openai-run]::golden.observables", "t[a[b]c]::r.z",
+    "t[ab]::r.z", "u.v[openai-run]::r.q", "uxv[openai-run]::r.q", "s[openai-run]::loop", "nothing::at.all",
+]
+
+
+def _entries(keys: list[str]) -> Expectations:
+    return Expectations(None, [Entry(key, "golden", note=key) for key in keys])
+
+
+@pytest.mark.parametrize("order", ["as-written", "reversed"])
+def test_the_indexed_lookup_finds_what_a_scan_of_the_file_finds(order: str) -> None:
+    keys = TRICKY_ENTRIES if order == "as-written" else TRICKY_ENTRIES[::-1]
+    indexed, scanned = _entries(keys), _entries(keys)
+    for key in PROBE_KEYS:
+        want = _scan_lookup(scanned, key)
+        got = indexed.lookup(key)
+        assert (got and got.key) == (want and want.key), f"{key}: index found {got and got.key}, the file says {want and want.key}"
+        first = next((e for e in scanned.entries if e.matches(key)), None)
+        assert (indexed.first_match(key) or Entry("-", "golden")).key == (first or Entry("-", "golden")).key, key
+
+
+def test_an_exact_entry_wins_over_an_earlier_wildcard_but_first_match_keeps_file_order() -> None:
+    exp = _entries(["s[openai-run]::*", "s[openai-run]::loop.y"])
+    assert exp.lookup("s[openai-run]::loop.y").key == "s[openai-run]::loop.y"
+    assert exp.first_match("s[openai-run]::loop.y").key == "s[openai-run]::*"
+
+
+def test_entries_added_after_a_lookup_are_found() -> None:
+    exp = _entries(["a[openai-run]::r.x"])
+    assert exp.lookup("b[openai-run]::r.x") is None
+    exp.entries.append(Entry("b[*]::r.x", "golden"))
+    assert exp.lookup("b[openai-run]::r.x").key == "b[*]::r.x"
+
+
+def test_a_wildcard_compiles_its_pattern_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run looks up every rule of every variant; re-building each wildcard's pattern per
+    key made a java run spend most of its CPU in re.escape."""
+    exp = _entries(["s[*]::loop.y", "*::relay.x"])
+    compiled: list[str] = []
+    real_compile = re.compile
+    monkeypatch.setattr(re, "compile", lambda pattern, *a: compiled.append(pattern) or real_compile(pattern, *a))
+    for i in range(MAX_WILDCARD):
+        exp.lookup(f"s[v{i}]::loop.y")
+        exp.first_match(f"q[v{i}]::relay.x")
+    assert len(compiled) == 2, f"{len(compiled)} compilations for 2 wildcards"

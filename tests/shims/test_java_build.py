@@ -4,13 +4,18 @@ never runs."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.builders import java_shim as build
-from harness.paths import shims_dir
+from harness.builders import java_training
+from harness.paths import repo_root, shims_dir
 
 SHIM = shims_dir() / "java"
 
@@ -94,6 +99,7 @@ def test_an_unchanged_stamp_skips_maven(tmp_path: Path, monkeypatch: pytest.Monk
     environ = {"JAVA_HOME": str(home), "PATH": ""}
     digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 25))
     (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
+    build.write_argfile(out, jar, None)
 
     def no_maven(*args: object, **kwargs: object) -> None:
         raise AssertionError("Maven ran although nothing changed")
@@ -125,3 +131,118 @@ def test_a_failing_maven_names_the_command(tmp_path: Path, monkeypatch: pytest.M
 def test_main_reports_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert build.main(["--shim", str(SHIM), "--src", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert capsys.readouterr().err.startswith("java shim: ")
+
+
+def test_the_digest_follows_the_runtime_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flags are written into java.args at build time: other flags must rebuild it."""
+    src = fake_checkout(tmp_path / "tn")
+    jdk = build.Jdk(fake_jdk(tmp_path / "jdk", "25.0.3"), 25)
+    first = build.inputs_digest(SHIM, src, jdk)
+    monkeypatch.setattr(build, "RUNTIME_FLAGS", (*build.RUNTIME_FLAGS, "-XX:+AlwaysPreTouch"))
+    assert build.inputs_digest(SHIM, src, jdk) != first
+
+
+def test_the_digest_follows_the_jdk_build(tmp_path: Path) -> None:
+    """An AOT cache maps only into the JDK build that wrote it; an update in place retrains."""
+    src = fake_checkout(tmp_path / "tn")
+    jdk = build.Jdk(fake_jdk(tmp_path / "jdk", "25.0.3"), 25)
+    first = build.inputs_digest(SHIM, src, jdk)
+    (jdk.home / "release").write_text('JAVA_VERSION="25.0.4"\n', encoding="utf-8")
+    assert build.inputs_digest(SHIM, src, jdk) != first
+
+
+def test_a_stamp_without_its_argfile_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = fake_checkout(tmp_path / "tn")
+    home = fake_jdk(tmp_path / "jdk", "21.0.5")
+    out = tmp_path / "out"
+    jar = out / "target" / "toolnexus-java-shim.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"")
+    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 21))
+    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
+    ran: list[list[str]] = []
+    monkeypatch.setattr(build, "maven_command", lambda *a: ["mvn", "package"])
+    monkeypatch.setattr(build, "run_command", lambda argv, **k: ran.append(argv))
+    build.build(SHIM, src, out, {"JAVA_HOME": str(home), "PATH": ""})
+    assert ran == [["mvn", "package"]], "the build was skipped although java.args was missing"
+    assert (out / "java.args").is_file()
+
+
+def test_a_jdk_before_25_runs_without_an_aot_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_training(*args: object) -> None:
+        raise AssertionError("a JDK 21 cannot write an AOT cache: nothing may try")
+
+    monkeypatch.setattr(build, "train", no_training)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert build._aot_cache(out, build.Jdk(tmp_path / "jdk", 21)) is None
+    jar = out / "target" / "shim.jar"
+    args = build.write_argfile(out, jar, None).read_text(encoding="utf-8")
+    assert "AOTCache" not in args and args.splitlines()[-2:] == ['"-jar"', f'"{jar}"']
+
+
+def test_a_training_run_that_fails_says_why_and_leaves_no_cache(tmp_path: Path) -> None:
+    """Not a shim at all: the build must go on without a cache and say so, not crash."""
+    cache = tmp_path / "shim.aot"
+    cache.write_bytes(b"stale")
+    training = java_training.train([sys.executable, "-c", "import sys; sys.exit(3)"], cache)
+    assert training.cache is None and not cache.exists()
+    assert training.problem.startswith("the training run failed: "), training.problem
+
+
+def _java() -> Path:
+    try:
+        return build.find_jdk().home / "bin" / "java"
+    except build.BuildError as exc:
+        pytest.skip(f"java shim: {exc}")
+
+
+def test_java_reads_the_argfile_back_as_written(tmp_path: Path) -> None:
+    """Quotes, backslashes and spaces in paths survive the @argfile: java names the very jar."""
+    out = tmp_path / "out"
+    out.mkdir()
+    jar = tmp_path / 'a dir with "quotes" and \\ backslash' / "shim.jar"
+    argfile = build.write_argfile(out, jar, None)
+    done = subprocess.run([str(_java()), f"@{argfile}"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert f"Unable to access jarfile {jar}" in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_the_jvm_writes_nothing_but_protocol_on_stdout_when_its_cache_is_unusable(tmp_path: Path) -> None:
+    """A cache the JVM cannot map is reported on stderr (its default is stdout, the protocol's)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    java = _java()
+    (tmp_path / "Quiet.java").write_text("public class Quiet { public static void main(String[] a) {} }\n", encoding="utf-8")
+    jar = tmp_path / "quiet.jar"
+    for tool in (["javac", "-d", str(tmp_path), str(tmp_path / "Quiet.java")], ["jar", "--create", "--file", str(jar), "--main-class", "Quiet", "-C", str(tmp_path), "Quiet.class"]):
+        subprocess.run([str(java.parent / tool[0]), *tool[1:]], check=True, capture_output=True, timeout=120)
+    argfile = build.write_argfile(out, jar, tmp_path / "gone.aot")  # e.g. a wiped cache
+    done = subprocess.run([str(java), f"@{argfile}"], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "", f"the JVM printed on stdout: {done.stdout!r}"
+    assert "AOT cache" in done.stderr and done.returncode == 0, done.stderr
+
+
+@pytest.mark.timeout(900)  # Maven and the training run, when the build is not cached yet
+def test_a_real_build_trains_a_cache_the_shim_then_maps(capsys: pytest.CaptureFixture[str]) -> None:
+    """The start command as ports.toml spells it, with the JVM told to refuse to run without
+    its cache (AOTMode=on): a cache the JVM cannot use (another classpath, another JDK build)
+    would otherwise only make every run slower, silently."""
+    checkout = os.environ.get("TOOLNEXUS_SRC")
+    if shutil.which("mvn") is None or not checkout:
+        pytest.skip("java shim: needs 'mvn' and TOOLNEXUS_SRC (a toolnexus checkout) to build the real shim")
+    jdk_major = build.find_jdk().major if _java() else 0
+    if jdk_major < java_training.MIN_AOT_JAVA:
+        pytest.skip(f"java shim: JDK {jdk_major} writes no AOT cache (needs {java_training.MIN_AOT_JAVA})")
+    out = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", repo_root() / ".cache" / "conformance")).resolve() / "java-aot"
+    build.build(SHIM, Path(checkout), out)
+    assert (out / "shim.aot").is_file(), f"the build trained no AOT cache: {capsys.readouterr().out}"
+    lines = "".join(json.dumps(m) + "\n" for m in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+    ))
+    start = [str(out / "jdk" / "bin" / "java"), "-XX:AOTMode=on", f"@{out / 'java.args'}"]
+    done = subprocess.run(start, input=lines, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"the JVM would not run with its cache:\n{done.stdout}{done.stderr}"
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}  # in any order
+    assert set(answers) == {1, 2} and answers[1]["result"]["port"] == "java", done.stdout
