@@ -176,7 +176,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):
         # An xdist worker holds every item but runs a share of them: spares spawned for all
         # the restarts would mostly idle, so a worker spawns one only as a variant asks.
-        conformance.restarts_expected = sum(restarts_shim(item) for item in session.items)
+        conformance.restart_needs = [
+            item.variant.requires for item in session.items if isinstance(item, VariantItem) and restarts_shim(item)
+        ]
     if session.items and all(isinstance(item, VariantItem) for item in session.items):
         plugin = session.config.pluginmanager.get_plugin(HYPOTHESIS_PLUGIN)
         if plugin is not None:

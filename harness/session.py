@@ -91,7 +91,9 @@ class ConformanceSession:
     kept_goldens_reason: str | None = None  # why --snapshot-update judged no orphan
     regenerate_command: str = ""
     worker_handshake: dict[str, Any] | None = None
-    restarts_expected: int = 0  # selected variants that restart the shim (spares are spawned ahead)
+    # What each selected variant that restarts the shim needs (spares are spawned ahead for
+    # those the port's handshake covers; a variant it cannot run restarts nothing).
+    restart_needs: list[frozenset[str]] = field(default_factory=list)
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 
@@ -112,9 +114,11 @@ class ConformanceSession:
     def handshake(self) -> Handshake:
         shim = self.shim()
         handshake = shim.ensure_alive()
-        if self.restarts_expected:
-            shim.expect_restarts(self.restarts_expected)  # once the first shim is up, not before
-            self.restarts_expected = 0
+        if self.restart_needs:
+            offered = set(handshake.capabilities)
+            # Once the first shim is up, not before: only then are its capabilities known.
+            shim.expect_restarts(sum(needs <= offered for needs in self.restart_needs))
+            self.restart_needs = []
         return handshake
 
     def known_handshake(self) -> Handshake | None:
