@@ -26,7 +26,7 @@ from .errors import HostProtocolViolation, HostRequestError
 from .jsonrpc import ErrorCode
 
 # A never-reached hold waits this share of the per-call timeout: 1 s for the reference's
-# 10 s, 1.5 s for golang's 15 s, 3 s for java's 30 s. A correct port has all its concurrent
+# 10 s, 1.5 s for golang's and java's 15 s. A correct port has all its concurrent
 # callbacks out within its slowest tool's delayMs plus scheduling jitter: at most 94 ms
 # (reference), 69 ms (golang) and 31 ms (java) at load 13-19 on 2 cores
 # (benchmarks/hold_margin.py), so the wait is >10x what a correct port needs;
