@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .normtable import Row, Table, default_table, may_match_within
+from .normtable import Row, Table, default_table, may_reach_child
 
 BUILTIN = "<builtin>"
 
@@ -62,16 +63,25 @@ def objects(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...]
 
 
 def _rewrite_builtins(node: Any, path: tuple[str, ...], rows: list[Row]) -> Any:
-    # Only the subtrees a row can still reach are rebuilt; the others are handed on as they
-    # are (``_apply`` copies the whole tree afterwards, so nothing is shared with the caller).
-    if not any(may_match_within(r.path, path) for r in rows):
+    # ``rows`` are those that can still reach this subtree; one that cannot is dropped on
+    # the way down, and a subtree no row reaches is handed on as it is (``_apply`` copies
+    # the whole tree afterwards, so nothing is shared with the caller).
+    if not rows:
         return node
     if isinstance(node, dict):
         reached = [f for r in rows if r.holds_at(path, node, {}) for f in r.fields]
-        return {k: BUILTIN if k in reached else _rewrite_builtins(v, (*path, str(k)), rows) for k, v in node.items()}
+        return {
+            k: BUILTIN if k in reached else _rewrite_builtins(v, (*path, str(k)), _live(rows, len(path), str(k)))
+            for k, v in node.items()
+        }
     if isinstance(node, list):
-        return [_rewrite_builtins(v, (*path, str(i)), rows) for i, v in enumerate(node)]
+        return [_rewrite_builtins(v, (*path, str(i)), _live(rows, len(path), str(i))) for i, v in enumerate(node)]
     return node
+
+
+def _live(rows: Sequence[Row], depth: int, key: str) -> list[Row]:
+    """The rows that can still reach the child ``key`` of a node ``depth`` deep."""
+    return [r for r in rows if may_reach_child(r.path, depth, key)]
 
 
 @dataclass(frozen=True, order=True)
@@ -160,12 +170,16 @@ def _apply(
     ids: dict[str, str],
     prompt_pattern: re.Pattern[str] | None,
     prompts: dict[str, str],
-    unordered: tuple[Row, ...],
+    unordered: Sequence[Row],
 ) -> Any:
-    if not any(may_match_within(r.path, path) for r in unordered):
+    # ``unordered`` holds the rows that can still reach this subtree (see _rewrite_builtins).
+    if not unordered:
         return _substitute(node, ids, prompt_pattern, prompts)
     if isinstance(node, dict):
-        out = {k: _apply(v, (*path, str(k)), ids, prompt_pattern, prompts, unordered) for k, v in node.items()}
+        out = {
+            k: _apply(v, (*path, str(k)), ids, prompt_pattern, prompts, _live(unordered, len(path), str(k)))
+            for k, v in node.items()
+        }
         for row in unordered:
             if row.holds_at(path, node, {}):
                 for name in row.fields:
@@ -173,7 +187,10 @@ def _apply(
                         out[name] = sorted(out[name], key=canonical)
         return out
     if isinstance(node, list):
-        return [_apply(v, (*path, str(i)), ids, prompt_pattern, prompts, unordered) for i, v in enumerate(node)]
+        return [
+            _apply(v, (*path, str(i)), ids, prompt_pattern, prompts, _live(unordered, len(path), str(i)))
+            for i, v in enumerate(node)
+        ]
     return _substitute(node, ids, prompt_pattern, prompts)
 
 

@@ -171,12 +171,12 @@ def _where(raw: Any, where: str) -> Where:
     return Where(tuple(sorted(raw.items())))
 
 
-def may_match_within(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
-    """Whether ``pattern`` can match ``path`` or a path below it (so a walk that needs the
-    pattern only must keep going down that subtree)."""
+def may_reach_child(pattern: tuple[str, ...], depth: int, key: str) -> bool:
+    """Whether ``pattern``, able to reach a node ``depth`` deep, can still match that node's
+    child ``key`` or something below it (so a walk needing only ``pattern`` goes down there)."""
     if "**" in pattern:
         return True
-    return len(path) <= len(pattern) and all(want in ("*", got) for want, got in zip(pattern, path, strict=False))
+    return depth < len(pattern) and pattern[depth] in ("*", key)
 
 
 def path_matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
