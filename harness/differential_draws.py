@@ -38,10 +38,9 @@ HISTORIES = (
 _HISTORY = st.sampled_from([None, *HISTORIES])
 
 
-def with_delays(draw: st.DrawFn, tools: list[dict[str, Any]], host: dict[str, Any]) -> list[str]:
-    """Give some native tools a delay; the rules the scenario then cites."""
-    if host.get("waitFor", {}).get("raise"):
-        return []
+def with_delays(draw: st.DrawFn, tools: list[dict[str, Any]]) -> list[str]:
+    """Give some native tools a delay; the rules the scenario then cites. The caller draws
+    none for a host whose waitFor raises (see the module docstring)."""
     delayed = False
     for tool in tools:
         if "behaviour" in tool and draw(ONE_IN_THREE):
