@@ -17,6 +17,7 @@ stream; only the count of scenarios run differs (a few run ahead of the find).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import queue
 from collections.abc import Callable, Sequence
@@ -115,7 +116,7 @@ class AheadSearch:
     depth: int
     stop: Callable[[], bool] = lambda: False
     differs: Callable[[], None] = lambda: None
-    _jobs: dict[str, Future[list[str]]] = field(default_factory=dict)  # by canonical JSON, in draw order
+    _jobs: dict[bytes, Future[list[str]]] = field(default_factory=dict)  # by _key, in draw order
     _in_flight: set[Future[list[str]]] = field(default_factory=set)
 
     def run(self) -> Outcome:
@@ -149,7 +150,7 @@ class AheadSearch:
             if job.exception() is not None or job.result():
                 raise _Differs  # an error too: whether it comes before any difference is decided below
 
-    def _first_difference(self) -> str | None:
+    def _first_difference(self) -> bytes | None:
         """The first scenario in draw order that differs, once every run before it ended.
         A run that failed (a shim that crashed) before it raises its error here."""
         wait(list(self._jobs.values()))
@@ -179,5 +180,6 @@ class AheadSearch:
         return sum(1 for job in self._jobs.values() if not job.cancelled())
 
 
-def _key(scenario: Scenario) -> str:
-    return json.dumps(scenario, sort_keys=True)
+def _key(scenario: Scenario) -> bytes:
+    """The scenario's identity, small: a long search holds one per scenario it tried."""
+    return hashlib.blake2b(json.dumps(scenario, sort_keys=True).encode(), digest_size=16).digest()
