@@ -107,7 +107,7 @@ class AheadSearch:
 
     ``stream`` makes the source of examples afresh (a replay must start from the same seed);
     ``stop`` says the search must end (it raises :class:`Stopped`); ``differs`` is told,
-    once, as soon as some scenario differs."""
+    once, when the first difference of the stream is known (every run before it ended)."""
 
     runner: PairRunner
     strategy: SearchStrategy[Scenario]
