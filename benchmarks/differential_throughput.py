@@ -1,10 +1,10 @@
 """Generated scenarios per second of the differential search, on 1 worker and on N.
 
-    python benchmarks/differential_throughput.py [--examples 200] [--workers N] [--port reference-norelay] [--against reference]
+    python benchmarks/differential_throughput.py [--examples 200] [--workers N] [--pairs P] [--port reference-norelay] [--against reference]
 
 A script, not a test: it prints figures. Each line is one whole search as
 ``python -m harness.differential`` runs it (shim start-up included): wall time, scenarios/s,
-the CPU time every process spent (this one, the workers and every shim), and what that CPU
+the CPU time every process spent (this one, the workers and every shim, their start-up included), and what that CPU
 cost per scenario allows on this machine's cores when nothing else runs — the figure to
 compare on a loaded machine, where wall time mostly measures the other load.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.differential_pool import SearchResult, default_workers, search  # noqa: E402
+from harness.differential_pool import DEFAULT_PAIRS, SearchResult, default_workers, search  # noqa: E402
 from harness.ports import resolve  # noqa: E402
 
 
@@ -32,7 +32,10 @@ def _cpu_seconds() -> float:
 
 def _line(result: SearchResult, cpu: float, cores: int) -> str:
     per = cpu / max(result.tried, 1)
-    usable = min(result.workers, cores)  # one worker keeps one core busy, however many there are
+    # A worker's shims are processes of their own, so even one worker's search spreads over
+    # the cores; the ceiling is the CPU bound of all of them (the worker's own share, one
+    # interpreter, can cap one worker below it).
+    usable = cores
     ceiling = usable / per if per > 0 else 0.0
     verdict = "difference found" if result.found is not None else "no difference"
     return (f"{result.workers} worker{'s' if result.workers > 1 else ' '}: {result.tried} scenarios in "
@@ -44,16 +47,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--workers", type=int, default=default_workers(), help="N (default: the cores)")
+    parser.add_argument("--pairs", type=int, default=DEFAULT_PAIRS, help="shim pairs per worker (default: %(default)s)")
     parser.add_argument("--port", default="reference-norelay")
     parser.add_argument("--against", default="reference")
     args = parser.parse_args()
     cores = default_workers()
     under_test, expected = resolve(args.port, None, None, None), resolve(args.against, None, None, None)
-    print(f"differential {args.port} against {args.against}, {args.examples} examples, {cores} cores, "
+    print(f"differential {args.port} against {args.against}, {args.examples} examples, {args.pairs} shim pairs per worker, {cores} cores, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for workers in sorted({1, args.workers}):
         before = _cpu_seconds()
-        result = search(expected, under_test, examples=args.examples, workers=workers)
+        result = search(expected, under_test, examples=args.examples, workers=workers, pairs=args.pairs)
         print(_line(result, _cpu_seconds() - before, cores), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

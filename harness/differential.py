@@ -16,11 +16,11 @@ with ``--expectations`` it skips what the port's expectations explain and search
 
 from __future__ import annotations
 
-import argparse
+import copy
+import functools
 import hashlib
 import json
 import os
-import shlex
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -35,18 +35,18 @@ from .compare import compare_variant
 from .differential_draws import judged_rules, with_delays, with_store
 from .differential_wire import (
     NON_ASCII_VALUES,
+    ONE_IN_THREE,
     turn_extra,
     turn_wire,
     variation_rules,
     with_undeclared,
 )
-from .errors import HarnessError
 from .fake_provider import FakeProvider
 from .normalize import normalize
 from .observables import observables
 from .ports import ResolvedPort, resolve
-from .runner import run_variant
-from .scenario import Scenario, ScenarioError
+from .runner import RunRecord, run_variant
+from .scenario import Scenario, ScenarioError, Variant
 from .schemas import validate
 from .shim_session import ShimSession
 
@@ -56,6 +56,12 @@ NATIVE_NAMES = ("get_time", "count_words", "find_flight")
 RELAY_NAMES = ("lookup_weather", "send_invoice")
 ARG_KEYS = ("zone", "city", "unit", "text")
 Endpoint = str | ResolvedPort | ShimSession
+# Built once, like the cached factories below (see their comment).
+_NATIVES = st.lists(st.sampled_from(NATIVE_NAMES), min_size=1, max_size=3, unique=True)
+_RELAYS = st.lists(st.sampled_from(RELAY_NAMES), max_size=2, unique=True)
+_STYLE = st.sampled_from(["openai", "anthropic"])
+_ENTRY = st.sampled_from(["run", "stream", "ask"])
+_TOOL_TURNS = st.integers(1, 2)
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,11 @@ class Features:
         return cls(**{name: all(name in c for c in caps) for name in ("relay", "resume", "hooks", "store")})
 
 
+# Strategy factories are cached: hypothesis validates a strategy object the first time it
+# draws from it, so a fresh one per draw cost ~40% of generating a scenario. A cached
+# strategy draws exactly what a fresh one would (tests/test_hypothesis_isolation.py proves
+# the stream unchanged by whatever was drawn or imported before).
+@functools.cache
 def _behaviour(name: str) -> st.SearchStrategy[dict[str, Any]]:
     request = {"id": f"req-{name}", "kind": "approval", "prompt": f"Allow {name}?"}
     return st.one_of(
@@ -86,6 +97,7 @@ def _behaviour(name: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@functools.cache
 def _tool(name: str, relay: bool) -> st.SearchStrategy[dict[str, Any]]:
     base = {"name": name, "description": f"The {name} tool",
             "schema": {"type": "object", "properties": {k: {"type": "string"} for k in ARG_KEYS}}}
@@ -94,6 +106,7 @@ def _tool(name: str, relay: bool) -> st.SearchStrategy[dict[str, Any]]:
     return _behaviour(name).map(lambda behaviour: {**base, "behaviour": behaviour})
 
 
+@functools.cache
 def _arguments() -> st.SearchStrategy[str]:
     """A JSON object with keys deliberately out of order and extra whitespace (raw OpenAI bytes)."""
     pairs = st.dictionaries(st.sampled_from(ARG_KEYS), st.sampled_from(["Oslo", "C", "one  two", "UTC", *NON_ASCII_VALUES]), max_size=3)
@@ -102,6 +115,7 @@ def _arguments() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def _answer(output: str, relay_call: str | None) -> st.SearchStrategy[dict[str, Any]]:
     declined: dict[str, Any] = {"ok": False, "reason": "declined"}
     if relay_call is None:
@@ -112,18 +126,18 @@ def _answer(output: str, relay_call: str | None) -> st.SearchStrategy[dict[str, 
 
 @st.composite
 def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, Any]:
-    natives = draw(st.lists(st.sampled_from(NATIVE_NAMES), min_size=1, max_size=3, unique=True))
-    relays = draw(st.lists(st.sampled_from(RELAY_NAMES), max_size=2, unique=True)) if features.relay else []
+    natives = draw(_NATIVES)
+    relays = draw(_RELAYS) if features.relay else []
     tools = [draw(_tool(n, False)) for n in natives] + [draw(_tool(n, True)) for n in relays]
-    style = draw(st.sampled_from(["openai", "anthropic"]))
-    entry = draw(st.sampled_from(["run", "stream", "ask"]))
+    style = draw(_STYLE)
+    entry = draw(_ENTRY)
     turns: list[dict[str, Any]] = []
-    for t in range(draw(st.integers(1, 2))):
-        names = with_undeclared(draw, draw(st.lists(st.sampled_from(natives + relays), min_size=1, max_size=4)))
+    for t in range(draw(_TOOL_TURNS)):
+        names = with_undeclared(draw, draw(_called(tuple(natives + relays))))
         calls = [{"id": f"call_{t}_{i}", "name": n, "arguments": draw(_arguments())} for i, n in enumerate(names)]
         turns.append(_with_wire(draw, {"toolCalls": calls, "usage": {"input": 10 + t, "output": 5}}, style))
     turns.append(_with_wire(draw, {"text": "All done. ☕", "usage": {"input": 30, "output": 7}}, style))
-    hooks = draw(_hooks(natives + relays)) if features.hooks else {}
+    hooks = draw(_hooks(tuple(natives + relays))) if features.hooks else {}
     turns = _order_pinned_where_it_halts(turns, {t["name"]: t for t in tools}, hooks)
     scenario: dict[str, Any] = {
         "id": GENERATED_ID, "title": "A scenario generated by the differential run",
@@ -132,24 +146,31 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
         "relayFree": not relays, "toolkit": {"tools": tools}, "prompt": "Please use the tools.", "turns": turns,
     }
     host: dict[str, Any] = {"hooks": hooks} if hooks else {}
+    raising = False
     if draw(st.booleans()):  # in-process: the host answers every suspension itself
         host["waitFor"] = {"answers": _answers(draw, tools, turns)}
-        # A raise aborts the run: with two suspending calls in flight, whether the second
-        # reached waitFor first is timing, not behaviour.
+        # A raise aborts the run mid-turn: whatever else that turn does (a second suspension
+        # reaching waitFor, another call's afterTool hook or reply) races the abort, so it
+        # happens or not by timing, not behaviour (measured: a ghost_tool's afterTool seen in
+        # one run and not the other under load). So a raise only where that turn has one
+        # call; drawn as before where it has more, so the stream of draws stays the same.
         first = _first_suspending(turns, {t["name"]: t for t in tools}, hooks)
-        if first is not None and len(first[1]) == 1 and draw(st.sampled_from([False, False, True])):
+        raising = first is not None and len(first[1]) == 1 and draw(ONE_IN_THREE)
+        if raising and first is not None and len(turns[first[0]]["toolCalls"]) == 1:
             host["waitFor"]["raise"] = True
             scenario["expect"] = {"error": "run"}  # so a check calls the abort expected, not a port error
     elif features.resume:
         _add_resume(draw, scenario, hooks)
-    scenario["rules"] += with_delays(draw, tools, host)
+    scenario["rules"] += [] if raising else with_delays(draw, tools)
     if host:
         scenario["host"] = host
     if features.store:
         scenario["rules"] += with_store(draw, scenario, entry)
     if judged:
         scenario["rules"] = list(dict.fromkeys([*scenario["rules"], *judged_rules(scenario)]))
-    return scenario
+    # The cached strategies hand out the same dict objects to every draw: a copy keeps a
+    # consumer that edits one scenario from editing what later scenarios are drawn from.
+    return copy.deepcopy(scenario)
 
 
 def _with_wire(draw: st.DrawFn, turn: dict[str, Any], style: str) -> dict[str, Any]:
@@ -172,7 +193,13 @@ def _order_pinned_where_it_halts(turns: list[dict[str, Any]], tools: dict[str, d
     return out
 
 
-def _hooks(names: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+@functools.cache
+def _called(names: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(names), min_size=1, max_size=4)
+
+
+@functools.cache
+def _hooks(names: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
     """No hooks, or beforeTool rules (an args rewrite or a suspension) and/or afterTool observation."""
     rule: st.SearchStrategy[dict[str, Any]] = st.sampled_from(names).flatmap(lambda name: st.sampled_from([
         {"tool": name, "args": {"zone": "rewritten", "text": "by the hook"}},
@@ -224,7 +251,7 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
         {"id": "$pending.id", "ok": False, "reason": "the caller declined"},
     ]))
     resume: dict[str, Any] = {"answer": answer, "turns": turns[halted + 1:]}
-    if draw(st.sampled_from([False, False, True])):
+    if draw(ONE_IN_THREE):
         resume["restartShim"] = True
     scenario["turns"] = turns[: halted + 1]
     scenario["resume"] = resume
@@ -278,11 +305,20 @@ def differ(port_a: Endpoint, port_b: Endpoint, scenario: dict[str, Any], *,
         for variant in as_scenario(scenario).variants():
             if variant.uncalled_relay:
                 continue
-            expected, actual = (normalize(observables(run_variant(variant, shim, provider, timeout=TIMEOUT_S)))
-                                for shim in (shim_a, shim_b))
-            comparison = compare_variant(expected, actual, variant)
-            failures += [f"{variant.name}:{difference.render()}" for difference in comparison.failures]
+            expected, actual = (run_variant(variant, shim, provider, timeout=TIMEOUT_S) for shim in (shim_a, shim_b))
+            failures += variant_failures(variant, expected, actual)
         return failures
+
+
+def variant_failures(variant: Variant, expected: RunRecord, actual: RunRecord) -> list[str]:
+    """How ``actual``'s normalized observables differ from ``expected``'s (the golden side), rendered."""
+    want, got = observables(expected), observables(actual)
+    # Raw observables identical to the byte (JSON tells true from 1, unlike ==) normalize alike
+    # and compare clean: the normalization and the walk are skipped, not their verdict.
+    if json.dumps(want, ensure_ascii=False) == json.dumps(got, ensure_ascii=False):
+        return []
+    comparison = compare_variant(normalize(want), normalize(got), variant)
+    return [f"{variant.name}:{difference.render()}" for difference in comparison.failures]
 
 
 def _shim(port: Endpoint, stack: ExitStack) -> ShimSession:
@@ -318,80 +354,11 @@ def fixture_from(scenario: dict[str, Any], port: str, against: str) -> dict[str,
     return {"id": f"diff-{suffix}", **data, "title": title}
 
 
-EXIT_CODES = """exit status: 0 the ports agree on every generated scenario; 1 they differ (the minimal
-scenario is written to --out); 2 usage or harness error (a shim that cannot start, a build
-that fails); 130 interrupted."""
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.differential", description=__doc__.splitlines()[0],
-                                     epilog=EXIT_CODES)
-    parser.add_argument("--port", help="registry name of the port under test")
-    parser.add_argument("--port-cmd", help="command line of an ad-hoc shim (instead of --port)")
-    parser.add_argument("--port-src", help="a toolnexus checkout, for a port that builds from one")
-    parser.add_argument("--against", default="reference", help="registry name of the expected port")
-    parser.add_argument("--examples", type=int, default=50, help="how many scenarios to try")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="worker processes, each with its own pair of shims (default: the number of cores); "
-                             "the scenarios tried depend on it, never on timing")
-    parser.add_argument("--out", type=Path, default=Path("."), help="folder the minimal failing scenario goes in")
-    parser.add_argument("--expectations", type=Path,
-                        help="the port's expectations file: skip differences it explains and search on (differential_known.py)")
-    parser.add_argument("--shrink-budget", type=int, default=200, help="with --expectations: port runs one shrink may spend")
-    args = parser.parse_args(argv)
-    if not args.port and not args.port_cmd:
-        parser.error("give --port=NAME or --port-cmd=COMMAND")
-    if args.examples < 1 or (args.workers is not None and args.workers < 1):
-        parser.error("--examples and --workers must be at least 1")
-    try:
-        return _search(args)
-    except HarnessError as exc:
-        print(f"differential: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("differential: interrupted; nothing written", file=sys.stderr)
-        return 130
+    """``python -m harness.differential`` (differential_cli.py)."""
+    from .differential_cli import main as cli_main  # it imports this module
 
-
-def _search(args: argparse.Namespace) -> int:
-    if args.expectations is not None:
-        return _search_past_known(args)
-    from .differential_pool import default_workers, search  # it imports this module
-
-    under_test = resolve(args.port, args.port_cmd, args.port_src, None)
-    expected = resolve(args.against, None, None, None)
-    label = args.port or shlex.split(args.port_cmd)[-1]
-    result = search(expected, under_test, examples=args.examples, workers=args.workers or default_workers())
-    pace = f"{result.workers} worker{'s' if result.workers > 1 else ''}, {result.seconds:.1f} s, {result.rate:.1f} scenarios/s"
-    if result.found is None:
-        print(f"differential: {label} and {args.against} agree on {result.tried} generated scenarios ({pace})")
-        return 0
-    pace = f"{result.tried} scenarios run, shrinking included; {pace}"
-    fixture = fixture_from(result.found, label, args.against)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{fixture['id']}.json"
-    path.write_text(json.dumps(fixture, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"differential: {label} differs from {args.against}; minimal scenario written to {path} ({pace})")
-    for line in result.failures:
-        print(line)
-    return 1
-
-
-def _search_past_known(args: argparse.Namespace) -> int:
-    """The search that skips what the expectations explain runs in this one process: it
-    shrinks each new kind as it meets it, which the worker pool does not do."""
-    if args.workers not in (None, 1):
-        print("differential: --expectations searches in one process; --workers is ignored", file=sys.stderr)
-    from .differential_known import run_known  # it imports this module
-
-    with ExitStack() as stack:
-        under_test = _shim(resolve(args.port, args.port_cmd, args.port_src, None), stack)
-        expected = _shim(args.against, stack)
-        features = Features.shared_by(under_test, expected)
-        provider = FakeProvider().start()
-        stack.callback(provider.stop)
-        label = args.port or shlex.split(args.port_cmd)[-1]
-        return run_known(args, expected, under_test, features, provider, label)
+    return cli_main(argv)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from .differential_wire import ONE_IN_THREE
+
 DELAY_MS = 30
 CONVERSATION_ID = "conv-generated"
 HISTORIES = (
@@ -33,13 +35,15 @@ HISTORIES = (
 )
 
 
-def with_delays(draw: st.DrawFn, tools: list[dict[str, Any]], host: dict[str, Any]) -> list[str]:
-    """Give some native tools a delay; the rules the scenario then cites."""
-    if host.get("waitFor", {}).get("raise"):
-        return []
+_HISTORY = st.sampled_from([None, *HISTORIES])
+
+
+def with_delays(draw: st.DrawFn, tools: list[dict[str, Any]]) -> list[str]:
+    """Give some native tools a delay; the rules the scenario then cites. The caller draws
+    none for a host whose waitFor raises (see the module docstring)."""
     delayed = False
     for tool in tools:
-        if "behaviour" in tool and draw(st.sampled_from([False, False, True])):
+        if "behaviour" in tool and draw(ONE_IN_THREE):
             tool["behaviour"] = {**tool["behaviour"], "delayMs": DELAY_MS}
             delayed = True
     return ["loop.results-in-call-order"] if delayed else []
@@ -49,13 +53,13 @@ def with_store(draw: st.DrawFn, scenario: dict[str, Any], entry: str) -> list[st
     """Maybe put a conversation in the store (ask), an id on the stream, or a store beside a
     run; adds the keys to ``scenario`` and returns the rules it then cites."""
     if entry == "ask":
-        history = draw(st.sampled_from([None, *HISTORIES]))
+        history = draw(_HISTORY)
         if history is None:
             return []
         scenario["conversationId"] = CONVERSATION_ID
         scenario["storedHistory"] = [dict(m) for m in history]
         return ["store.ask-loads-history", "store.verbatim-round-trip"]
-    if not draw(st.sampled_from([False, False, True])):
+    if not draw(ONE_IN_THREE):
         return []
     scenario["requires"] = sorted({*scenario["requires"], "store"})
     if entry == "stream":

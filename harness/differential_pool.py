@@ -1,8 +1,9 @@
-"""The differential search spread over worker processes, each with its own shim pair.
+"""The differential search spread over worker processes, each with its own shim pairs.
 
 This module owns the run loop behind ``python -m harness.differential``: the example budget
-is split over ``workers`` searches, each in its own process with its own two shims and fake
-provider, each drawing from its own deterministic stream of generated scenarios (worker 0 the
+is split over ``workers`` searches, each in its own process with its own ``pairs`` shim pairs
+and fake provider, running its scenarios a few ahead of hypothesis on those pairs
+(differential_ahead.py), each drawing from its own deterministic stream of generated scenarios (worker 0 the
 derandomized stream a one-process search draws, worker ``i`` a stream seeded with ``i``).
 A worker that finds a difference shrinks it where it found it, with hypothesis, on its own
 shims. Which difference is reported does not depend on scheduling: the lowest-numbered worker
@@ -10,8 +11,8 @@ that finds one wins, so on a find every worker numbered higher stops at its next
 result could not win) while every worker numbered lower finishes its stream. The same
 ``--examples`` and ``--workers`` therefore always report the same scenario.
 
-One worker runs in this process, with no pool at all: that is exactly the search
-:func:`harness.differential.minimal_difference` makes.
+One worker runs in this process, with no pool at all: it reports exactly the scenario
+:func:`harness.differential.minimal_difference` reports, whatever the number of pairs.
 """
 
 from __future__ import annotations
@@ -22,30 +23,22 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from random import Random
 from typing import Any
 
-from hypothesis import find
-from hypothesis.errors import NoSuchExample
-
-from .differential import Features, _shim, differ, scenarios, search_settings
+from .differential import Features, _shim, scenarios, search_settings
+from .differential_ahead import AheadSearch, PairRunner, Shims, Stopped
 from .errors import HarnessError
 from .fake_provider import FakeProvider
 from .ports import ResolvedPort
 
 NOBODY = sys.maxsize  # the lowest worker that found a difference, before any did
-STOP_GRACE_S = 15.0  # after Ctrl-C: one example in hand (two shim calls at most) may finish
-
-
-class Stopped(BaseException):
-    """Raised inside a worker's search once a lower-numbered worker found a difference.
-
-    A BaseException, not an Exception: hypothesis treats an Exception from the condition as
-    a failure to shrink, while this must end the search at once."""
+STOP_GRACE_S = 15.0  # after Ctrl-C: the examples in hand (one per shim pair) may finish
+DEFAULT_PAIRS = 2  # per worker: while one pair waits (round trips, tool delays) the other runs
+AHEAD_PER_PAIR = 2  # scenarios drawn ahead per pair, so a pair never waits for the next draw
 
 
 class LowestFinder:
@@ -77,6 +70,7 @@ class WorkerJob:
     under_test: ResolvedPort
     worker: int
     examples: int
+    pairs: int = DEFAULT_PAIRS
 
 
 @dataclass(frozen=True)
@@ -124,11 +118,13 @@ def stream(worker: int) -> Random | None:
     return None if worker == 0 else Random(worker)
 
 
-def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, workers: int) -> SearchResult:
-    """Search ``examples`` generated scenarios over ``workers`` processes for a difference.
+def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, workers: int,
+           pairs: int = DEFAULT_PAIRS) -> SearchResult:
+    """Search ``examples`` generated scenarios over ``workers`` processes of ``pairs`` shim
+    pairs each for a difference.
 
     Raises HarnessError with the first worker's reason when a worker could not search."""
-    jobs = [WorkerJob(expected, under_test, i, n) for i, n in enumerate(shares(examples, workers))]
+    jobs = [WorkerJob(expected, under_test, i, n, pairs) for i, n in enumerate(shares(examples, workers))]
     started = time.perf_counter()
     outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
     seconds = time.perf_counter() - started
@@ -209,38 +205,25 @@ def _worker_main(job: WorkerJob, shared: Any, writer: Connection) -> None:
 
 
 def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
-    """One worker's search on its own shims and fake provider; raises only KeyboardInterrupt."""
-    tried = 0
+    """One worker's search on its own shim pairs and fake provider; raises only KeyboardInterrupt."""
+    ahead: AheadSearch | None = None
     try:
         with ExitStack() as stack:
-            expected, under_test = _shim(job.expected, stack), _shim(job.under_test, stack)
-            features = Features.shared_by(under_test, expected)
+            expected = [_shim(job.expected, stack) for _ in range(job.pairs)]
+            under_test = [_shim(job.under_test, stack) for _ in range(job.pairs)]
+            features = Features.shared_by(under_test[0], expected[0])
             provider = FakeProvider().start()
             stack.callback(provider.stop)
-
-            def differs(scenario: dict[str, Any]) -> bool:
-                nonlocal tried
-                if finder.get() < job.worker:
-                    raise Stopped
-                tried += 1
-                if not differ(expected, under_test, scenario, provider=provider):
-                    return False
-                finder.lower_to(job.worker)
-                return True
-
-            found = _find(features, differs, job)
-            failures = tuple(differ(expected, under_test, found, provider=provider)) if found is not None else ()
-            return WorkerOutcome(job.worker, tried, found, failures)
+            runner = PairRunner(Shims(expected), Shims(under_test), provider, job.pairs)
+            stack.callback(runner.close)  # before the shims close: the runs in hand end first
+            ahead = AheadSearch(runner, scenarios(features), search_settings(job.examples), lambda: stream(job.worker),
+                                depth=AHEAD_PER_PAIR * job.pairs, stop=lambda: finder.get() < job.worker,
+                                differs=lambda: finder.lower_to(job.worker))
+            outcome = ahead.run()
+            return WorkerOutcome(job.worker, outcome.tried, outcome.found, outcome.failures)
     except Stopped:
-        return WorkerOutcome(job.worker, tried, stopped=True)
+        return WorkerOutcome(job.worker, ahead.tried if ahead else 0, stopped=True)
     except HarnessError as exc:
-        return WorkerOutcome(job.worker, tried, error=str(exc).splitlines()[0])
+        return WorkerOutcome(job.worker, ahead.tried if ahead else 0, error=str(exc).splitlines()[0])
     except Exception as exc:  # a bug, not the ports': reported in one line, not as a traceback
-        return WorkerOutcome(job.worker, tried, error=f"internal error {type(exc).__name__}: {exc}")
-
-
-def _find(features: Features, differs: Callable[[dict[str, Any]], bool], job: WorkerJob) -> dict[str, Any] | None:
-    try:
-        return find(scenarios(features), differs, settings=search_settings(job.examples), random=stream(job.worker))
-    except NoSuchExample:
-        return None
+        return WorkerOutcome(job.worker, ahead.tried if ahead else 0, error=f"internal error {type(exc).__name__}: {exc}")

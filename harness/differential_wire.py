@@ -14,6 +14,7 @@ apply only when cited) instead of calling them failures.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -23,46 +24,63 @@ from . import hypothesis_isolation  # noqa: F401  (before any draw: see its docs
 UNDECLARED_NAME = "ghost_tool"
 # argument values with multi-byte UTF-8, so a split inside one is possible
 NON_ASCII_VALUES = ("Zürich", "東京 ☕", "🚀")
+# Strategies built once: hypothesis validates a strategy object on its first draw, so one
+# built per draw costs more than the draw itself. Each draws what a fresh one would.
+ONE_IN_THREE = st.sampled_from([False, False, True])
+_ONE_IN_FOUR = st.sampled_from([False, False, False, True])
+_SPLIT_AT = st.lists(st.integers(1, 700), min_size=1, max_size=4, unique=True)
+_SPLIT_EVERY = st.sampled_from([16, 61])
+_USAGE = {"openai": st.sampled_from(["full", "absent", "no-total", "zero-total"]), "anthropic": st.sampled_from(["full", "absent"])}
+_CONTENT = st.sampled_from([None, "null", "empty", "absent"])
+_ORDER = st.sampled_from(["sequential", "reversed", "interleaved"])
+_MESSAGE_KEYS = st.sampled_from([{"refusal": None}, {"refusal": None, "annotations": []}])
 
 
+@functools.cache  # one strategy object per (calls, style): validated once, not per turn
 @st.composite
 def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     """A ``wire`` block for a turn with ``calls`` tool calls ({} = served as usual)."""
     wire: dict[str, Any] = {}
     if draw(st.booleans()):
-        split: dict[str, Any] = {"at": draw(st.lists(st.integers(1, 700), min_size=1, max_size=4, unique=True)), "pauseMs": 0}
-        if draw(st.sampled_from([False, False, True])):
-            split["every"] = draw(st.sampled_from([16, 61]))
+        split: dict[str, Any] = {"at": draw(_SPLIT_AT), "pauseMs": 0}
+        if draw(ONE_IN_THREE):
+            split["every"] = draw(_SPLIT_EVERY)
         if draw(st.booleans()):
             split["utf8"] = True
         wire["split"] = split
-    usage = draw(st.sampled_from(["full", "absent", "no-total", "zero-total"] if style == "openai" else ["full", "absent"]))
+    usage = draw(_USAGE["openai" if style == "openai" else "anthropic"])
     if usage != "full":
         wire["usage"] = usage
     if style != "openai":
         return wire
-    content = draw(st.sampled_from([None, "null", "empty", "absent"]))
+    content = draw(_CONTENT)
     if content is not None:
         wire["content"] = content
     if calls > 1:
-        order = draw(st.sampled_from(["sequential", "reversed", "interleaved"]))
+        order = draw(_ORDER)
         if order != "sequential":
             wire["toolCallOrder"] = order
         if draw(st.booleans()):  # ascending, so index order stays call order: only gaps
-            wire["toolCallIndexes"] = sorted(draw(st.lists(st.integers(0, 9), min_size=calls, max_size=calls, unique=True)))
+            wire["toolCallIndexes"] = sorted(draw(_indexes(calls)))
     elif calls == 1 and draw(st.booleans()):
         wire["omitToolCallIndex"] = True
     return wire
 
 
+@functools.cache
+def _indexes(calls: int) -> st.SearchStrategy[list[int]]:
+    return st.lists(st.integers(0, 9), min_size=calls, max_size=calls, unique=True)
+
+
+@functools.cache
 @st.composite
 def turn_extra(draw: st.DrawFn, style: str) -> dict[str, Any]:
     """An ``extra`` block ({} = nothing added); values as real providers send them."""
     extra: dict[str, Any] = {}
-    if not draw(st.sampled_from([False, False, True])):
+    if not draw(ONE_IN_THREE):
         return extra
     if style == "openai" and draw(st.booleans()):
-        extra["extraMessageKeys"] = draw(st.sampled_from([{"refusal": None}, {"refusal": None, "annotations": []}]))
+        extra["extraMessageKeys"] = draw(_MESSAGE_KEYS)
     if style == "anthropic" and draw(st.booleans()):
         extra["extraBlocks"] = [{"type": "thinking", "thinking": "The tools answer this. ☕", "signature": "sig-generated"}]
     if draw(st.booleans()):
@@ -74,7 +92,7 @@ def turn_extra(draw: st.DrawFn, style: str) -> dict[str, Any]:
 
 def with_undeclared(draw: st.DrawFn, names: list[str]) -> list[str]:
     """``names``, sometimes with a call of a tool nobody declared put somewhere in it."""
-    if not draw(st.sampled_from([False, False, False, True])):
+    if not draw(_ONE_IN_FOUR):
         return names
     at = draw(st.integers(0, len(names)))
     return [*names[:at], UNDECLARED_NAME, *names[at:]]

@@ -265,3 +265,27 @@ def test_generated_undeclared_calls_get_unknown_tool(
     record, _ = _served(found, reference_shim, shared_provider, monkeypatch)
     assert len(record.first.requests) > 1, record.first
     assert f"Unknown tool: {UNDECLARED_NAME}" in json.dumps(record.first.requests[1], ensure_ascii=False)
+
+
+def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call() -> None:
+    """Another call of the turn a raise aborts (its afterTool hook, its reply) would race the abort."""
+    from hypothesis.errors import NoSuchExample
+
+    from harness.differential import _first_suspending
+
+    raising: list[dict[str, Any]] = []
+
+    def record(scenario: dict[str, Any]) -> bool:
+        if scenario.get("host", {}).get("waitFor", {}).get("raise"):
+            raising.append(scenario)
+        return False
+
+    with pytest.raises(NoSuchExample):
+        find(scenarios(ALL), record, settings=settings(max_examples=400, derandomize=True, database=None, phases=[Phase.generate]))
+    assert raising, "no raising waitFor generated in 400 scenarios"
+    for scenario in raising:
+        tools = {t["name"]: t for t in scenario["toolkit"]["tools"]}
+        first = _first_suspending(scenario["turns"], tools, scenario["host"].get("hooks", {}))
+        assert first is not None and len(scenario["turns"][first[0]]["toolCalls"]) == 1, \
+            f"a raise where the halting turn has other calls: {json.dumps(scenario)}"
+        assert "loop.results-in-call-order" not in scenario["rules"], "a raise races a delayed tool"

@@ -108,7 +108,7 @@ def test_workers_must_be_at_least_one(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as exited:
         main(["--port=reference", "--workers", "0"])
     assert exited.value.code == 2
-    assert "--examples and --workers must be at least 1" in capsys.readouterr().err
+    assert "--examples, --workers and --pairs must be at least 1" in capsys.readouterr().err
 
 
 def test_the_throughput_benchmark_prints_both_figures() -> None:

@@ -3,13 +3,16 @@ local modules happen to be imported (hypothesis would otherwise draw their liter
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from hypothesis import Phase, find, settings
+from hypothesis.errors import NoSuchExample
 
 from harness import hypothesis_isolation
 from harness.differential import Features, scenarios
@@ -42,3 +45,64 @@ def test_importing_a_module_full_of_literals_changes_no_generated_scenario(tmp_p
         assert _first_twenty() == before
     finally:
         del sys.modules["literal_heavy"]
+
+
+# The generator's strategy factories are cached (harness/differential.py): a cached strategy
+# must draw what a fresh one draws, whatever was drawn, imported or edited before.
+STREAM_SCRIPT = """
+import hashlib, json, sys
+from hypothesis import Phase, find, settings
+from hypothesis.errors import NoSuchExample
+from hypothesis.errors import NoSuchExample
+from harness.differential import Features, scenarios
+seen = []
+def record(scenario):
+    seen.append(json.dumps(scenario, sort_keys=True))
+    return False
+try:
+    find(scenarios(Features(relay=True, resume=True, hooks=True, store=True)), record,
+         settings=settings(max_examples=60, derandomize=True, database=None, phases=[Phase.generate]))
+except NoSuchExample:
+    pass
+print(hashlib.sha256("\\n".join(seen).encode()).hexdigest(), len(seen))
+"""
+
+
+def _stream_digest() -> str:
+    seen: list[str] = []
+
+    def record(scenario: dict[str, Any]) -> bool:
+        seen.append(json.dumps(scenario, sort_keys=True))
+        return False
+
+    try:
+        find(scenarios(Features(relay=True, resume=True, hooks=True, store=True)), record,
+             settings=settings(max_examples=60, derandomize=True, database=None, phases=[Phase.generate]))
+    except NoSuchExample:
+        pass
+    return f"{hashlib.sha256(chr(10).join(seen).encode()).hexdigest()} {len(seen)}"
+
+
+def test_a_fresh_interpreter_and_a_warm_one_draw_the_same_stream() -> None:
+    """The strategy caches warmed by other draws (other features, judged scenarios, mutated
+    results) change nothing: this process's stream equals a fresh interpreter's."""
+    fresh = subprocess.run([sys.executable, "-c", STREAM_SCRIPT], cwd=Path(__file__).resolve().parents[1],
+                           capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+
+    def mangle(scenario: dict[str, Any]) -> bool:  # a consumer that edits what it was given
+        for tool in scenario["toolkit"]["tools"]:
+            tool.setdefault("behaviour", {})["reply"] = "edited"
+            tool["schema"]["properties"].clear()
+        scenario.get("host", {}).get("waitFor", {}).get("answers", {}).clear()
+        return False
+
+    for features, judged in ((Features(), False), (Features(relay=True, hooks=True), True)):
+        try:
+            find(scenarios(features, judged=judged), mangle,
+                 settings=settings(max_examples=30, derandomize=True, database=None, phases=[Phase.generate]))
+        except NoSuchExample:
+            pass
+    assert _stream_digest() == fresh.stdout.strip(), (
+        "the generated stream changed after earlier draws (another feature set, judged scenarios, a consumer "
+        "editing its scenarios): a cached strategy hands out state shared between draws")

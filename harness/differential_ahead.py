@@ -1,0 +1,185 @@
+"""One worker's differential search, run ahead of hypothesis on several shim pairs at once.
+
+Hypothesis draws scenario k+1 only after the condition answered for scenario k, so a search
+that runs each scenario the moment hypothesis asks keeps one shim busy at a time and waits
+out every round trip and tool delay. Almost every answer is "no difference", and a
+derandomized (or seeded) search that only ever hears "no" draws a stream fixed by its seed.
+So the search here answers "no" at once, and runs the scenario in the background on a free
+shim pair, both ports at the same time (:class:`PairRunner`), a few scenarios ahead.
+
+When a run differs, the generation stops and the search is replayed from its start with
+every answer known (a scenario already run is looked up, not rerun): hypothesis meets the
+first differing scenario of the stream exactly where a one-at-a-time search meets it, and
+shrinks it, each shrink candidate run on both ports at once. The result is therefore the
+scenario :func:`harness.differential.minimal_difference` reports for the same budget and
+stream; only the count of scenarios run differs (a few run ahead of the find).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from hypothesis import find, settings
+from hypothesis.errors import NoSuchExample
+from hypothesis.strategies import SearchStrategy
+
+from .differential import TIMEOUT_S, as_scenario, variant_failures
+from .fake_provider import FakeProvider
+from .runner import RunRecord, run_variant
+from .scenario import Variant
+from .shim_session import ShimSession
+
+Scenario = dict[str, Any]
+
+
+class Stopped(BaseException):
+    """Raised inside a worker's search once it must stop (a lower-numbered worker found a
+    difference). A BaseException: hypothesis treats an Exception from the condition as a
+    failure to shrink, while this must end the search at once."""
+
+
+class _Differs(BaseException):
+    """Ends the run-ahead generation: a scenario already run showed a difference."""
+
+
+class Shims:
+    """One port's shims, each lent to one run at a time."""
+
+    def __init__(self, sessions: Sequence[ShimSession]) -> None:
+        self._free: queue.SimpleQueue[ShimSession] = queue.SimpleQueue()
+        for session in sessions:
+            self._free.put(session)
+
+    def run(self, variants: list[Variant], provider: FakeProvider) -> list[RunRecord]:
+        shim = self._free.get()
+        try:
+            return [run_variant(variant, shim, provider, timeout=TIMEOUT_S) for variant in variants]
+        finally:
+            self._free.put(shim)
+
+
+class PairRunner:
+    """Runs a scenario's variants on both ports at the same time, ``pairs`` scenarios at once."""
+
+    def __init__(self, expected: Shims, under_test: Shims, provider: FakeProvider, pairs: int) -> None:
+        self._expected, self._under_test, self._provider = expected, under_test, provider
+        self._scenarios = ThreadPoolExecutor(pairs, thread_name_prefix="differential-scenario")
+        self._ports = ThreadPoolExecutor(pairs, thread_name_prefix="differential-port")
+
+    def submit(self, scenario: Scenario) -> Future[list[str]]:
+        return self._scenarios.submit(self.differ, scenario)
+
+    def differ(self, scenario: Scenario) -> list[str]:
+        """The rendered failures of ``scenario`` (the expected port's runs are the golden)."""
+        variants = [v for v in as_scenario(scenario).variants() if not v.uncalled_relay]
+        actual = self._ports.submit(self._under_test.run, variants, self._provider)
+        try:
+            expected = self._expected.run(variants, self._provider)
+        finally:
+            got = actual.result()  # waited for even when ours failed: its shim goes back first
+        return [line for v, want, have in zip(variants, expected, got, strict=True) for line in variant_failures(v, want, have)]
+
+    def close(self) -> None:
+        """Wait for the runs in hand (one scenario per pair at most); drop those not started."""
+        self._scenarios.shutdown(wait=True, cancel_futures=True)
+        self._ports.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class Outcome:
+    """What one search found, and how many scenarios it ran on both ports."""
+
+    tried: int
+    found: Scenario | None = None
+    failures: tuple[str, ...] = ()
+
+
+@dataclass
+class AheadSearch:
+    """A search that runs up to ``depth`` scenarios ahead of hypothesis (see the module docstring).
+
+    ``stream`` makes the source of examples afresh (a replay must start from the same seed);
+    ``stop`` says the search must end (it raises :class:`Stopped`); ``differs`` is told,
+    once, when the first difference of the stream is known (every run before it ended)."""
+
+    runner: PairRunner
+    strategy: SearchStrategy[Scenario]
+    settings: settings
+    stream: Callable[[], Random | None]
+    depth: int
+    stop: Callable[[], bool] = lambda: False
+    differs: Callable[[], None] = lambda: None
+    _jobs: dict[bytes, Future[list[str]]] = field(default_factory=dict)  # by _key, in draw order
+    _in_flight: set[Future[list[str]]] = field(default_factory=set)
+
+    def run(self) -> Outcome:
+        try:
+            find(self.strategy, self._ahead, settings=self.settings, random=self.stream())
+        except (NoSuchExample, _Differs):
+            pass
+        if self._first_difference() is None:
+            return Outcome(self.tried)
+        self.differs()
+        found = find(self.strategy, self._replayed, settings=self.settings, random=self.stream())
+        return Outcome(self.tried, found, tuple(self._answer(found)))
+
+    def _ahead(self, scenario: Scenario) -> bool:
+        if self.stop():
+            raise Stopped
+        key = _key(scenario)
+        if key not in self._jobs:
+            job = self.runner.submit(scenario)
+            self._jobs[key] = job
+            self._in_flight.add(job)
+        while len(self._in_flight) >= self.depth:
+            wait(self._in_flight, return_when=FIRST_COMPLETED)
+            self._settle()
+        self._settle()
+        return False
+
+    def _settle(self) -> None:
+        for job in [j for j in self._in_flight if j.done()]:
+            self._in_flight.discard(job)
+            if job.exception() is not None or job.result():
+                raise _Differs  # an error too: whether it comes before any difference is decided below
+
+    def _first_difference(self) -> bytes | None:
+        """The first scenario in draw order that differs, once every run before it ended.
+        A run that failed (a shim that crashed) before it raises its error here."""
+        wait(list(self._jobs.values()))
+        for key, job in self._jobs.items():
+            error = job.exception()
+            if error is not None:
+                raise error
+            if job.result():
+                return key
+        return None
+
+    def _replayed(self, scenario: Scenario) -> bool:
+        if self.stop():
+            raise Stopped
+        return bool(self._answer(scenario))
+
+    def _answer(self, scenario: Scenario) -> list[str]:
+        key = _key(scenario)
+        job = self._jobs.get(key)
+        if job is None:  # a shrink candidate: run now, on both ports at once
+            job = self._jobs[key] = self.runner.submit(scenario)
+        return job.result()
+
+    @property
+    def tried(self) -> int:
+        """Scenarios run (or running) on both ports so far, shrink candidates included."""
+        return sum(1 for job in self._jobs.values() if not job.cancelled())
+
+
+def _key(scenario: Scenario) -> bytes:
+    """The scenario's identity, small: a long search holds one per scenario it tried."""
+    return hashlib.blake2b(json.dumps(scenario, sort_keys=True).encode(), digest_size=16).digest()

@@ -1,0 +1,100 @@
+"""``python -m harness.differential``: the command line of the differential search.
+
+This module owns the arguments, the exit status and what the search prints and writes: the
+search itself is differential_pool.py (workers, each running ahead on its shim pairs,
+differential_ahead.py), or differential_known.py with ``--expectations``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+from .differential import Features, _shim, fixture_from
+from .differential_pool import DEFAULT_PAIRS, default_workers, search
+from .errors import HarnessError
+from .fake_provider import FakeProvider
+from .ports import resolve
+
+DESCRIPTION = "Differential runs: generated scenarios, run through two ports, compared observable by observable."
+EXIT_CODES = """exit status: 0 the ports agree on every generated scenario; 1 they differ (the minimal
+scenario is written to --out); 2 usage or harness error (a shim that cannot start, a build
+that fails); 130 interrupted."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.differential", description=DESCRIPTION,
+                                     epilog=EXIT_CODES)
+    parser.add_argument("--port", help="registry name of the port under test")
+    parser.add_argument("--port-cmd", help="command line of an ad-hoc shim (instead of --port)")
+    parser.add_argument("--port-src", help="a toolnexus checkout, for a port that builds from one")
+    parser.add_argument("--against", default="reference", help="registry name of the expected port")
+    parser.add_argument("--examples", type=int, default=50, help="how many scenarios to try")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes, each with its own shim pairs (default: the number of cores); "
+                             "the scenarios tried depend on it, never on timing")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help=f"shim pairs per worker, each running one scenario at a time (default: {DEFAULT_PAIRS}); "
+                             "the difference reported does not depend on it")
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder the minimal failing scenario goes in")
+    parser.add_argument("--expectations", type=Path,
+                        help="the port's expectations file: skip differences it explains and search on (differential_known.py)")
+    parser.add_argument("--shrink-budget", type=int, default=200, help="with --expectations: port runs one shrink may spend")
+    args = parser.parse_args(argv)
+    if not args.port and not args.port_cmd:
+        parser.error("give --port=NAME or --port-cmd=COMMAND")
+    if args.examples < 1 or (args.workers is not None and args.workers < 1) or (args.pairs is not None and args.pairs < 1):
+        parser.error("--examples, --workers and --pairs must be at least 1")
+    try:
+        return _search(args)
+    except HarnessError as exc:
+        print(f"differential: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("differential: interrupted; nothing written", file=sys.stderr)
+        return 130
+
+
+def _search(args: argparse.Namespace) -> int:
+    if args.expectations is not None:
+        return _search_past_known(args)
+
+    under_test = resolve(args.port, args.port_cmd, args.port_src, None)
+    expected = resolve(args.against, None, None, None)
+    label = args.port or shlex.split(args.port_cmd)[-1]
+    result = search(expected, under_test, examples=args.examples, workers=args.workers or default_workers(),
+                    pairs=args.pairs or DEFAULT_PAIRS)
+    pace = f"{result.workers} worker{'s' if result.workers > 1 else ''}, {result.seconds:.1f} s, {result.rate:.1f} scenarios/s"
+    if result.found is None:
+        print(f"differential: {label} and {args.against} agree on {result.tried} generated scenarios ({pace})")
+        return 0
+    pace = f"{result.tried} scenarios run, shrinking included; {pace}"
+    fixture = fixture_from(result.found, label, args.against)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{fixture['id']}.json"
+    path.write_text(json.dumps(fixture, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"differential: {label} differs from {args.against}; minimal scenario written to {path} ({pace})")
+    for line in result.failures:
+        print(line)
+    return 1
+
+
+def _search_past_known(args: argparse.Namespace) -> int:
+    """The search that skips what the expectations explain runs in this one process: it
+    shrinks each new kind as it meets it, which the worker pool does not do."""
+    if args.workers not in (None, 1):
+        print("differential: --expectations searches in one process; --workers is ignored", file=sys.stderr)
+    from .differential_known import run_known  # it imports this module
+
+    with ExitStack() as stack:
+        under_test = _shim(resolve(args.port, args.port_cmd, args.port_src, None), stack)
+        expected = _shim(args.against, stack)
+        features = Features.shared_by(under_test, expected)
+        provider = FakeProvider().start()
+        stack.callback(provider.stop)
+        label = args.port or shlex.split(args.port_cmd)[-1]
+        return run_known(args, expected, under_test, features, provider, label)
