@@ -51,7 +51,7 @@ def test_a_restart_takes_over_the_spare_and_replays_initialize() -> None:
 def test_an_unused_spare_is_ended_and_reaped_with_the_session() -> None:
     session = session_for("ok")
     session.ensure_alive()
-    session.expect_restarts(5)
+    session.expect_restarts(SPARES_AHEAD + 2)
     spares = list(session._spares)
     assert len(spares) == SPARES_AHEAD
     session.close()
