@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
+import gate_selection
 import pytest
 
 from harness.fake_provider import FakeProvider
@@ -19,13 +20,6 @@ from harness.shim_session import ShimSession
 # pytest_plugins is only honoured in a top-level conftest.
 pytest_plugins = ["pytester"]
 
-
-# The gates: other ports' whole conformance runs and the mutants over every scenario of
-# their rules. They take minutes and test the ports and the mutant scopes rather than the
-# harness, so the README's test command leaves them out (and says so in its summary); they
-# run when a command names the folder (.ci/run runs both commands).
-GATES = Path(__file__).resolve().parent / "gates"
-GATE_COMMAND = "python -m pytest -n auto tests/gates"
 
 # Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs)
 # go first: xdist hands the first tests out round-robin, so the two workers start on them
@@ -38,27 +32,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
 
 
-def _arguments(config: pytest.Config) -> list[Path]:
-    return [Path(arg.split("::")[0]).resolve() for arg in config.args]
-
-
-def gates_asked(config: pytest.Config) -> bool:
-    """The command names tests/gates or something inside it."""
-    return any(path == GATES or GATES in path.parents for path in _arguments(config))
-
-
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path == GATES and not gates_asked(config):
-        return True
-    return None
+    return True if gate_selection.ignored(collection_path, config) else None
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     # Said where the result is read, so a green run is never taken for one that ran the gates.
-    if not gates_asked(config) and any(path in GATES.parents for path in _arguments(config)):
-        terminalreporter.write_sep(
-            "=", f"the gates (real ports, mutants on their full scenario sets) did not run: {GATE_COMMAND}", yellow=True, bold=True
-        )
+    if gate_selection.left_out(config):
+        terminalreporter.write_sep("=", gate_selection.LEFT_OUT, yellow=True, bold=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
