@@ -9,7 +9,7 @@ PATHs: only those, for a smoke run) as a subprocess and prints: its summary line
 CPU time (user+sys of pytest and every process it reaped, the mutants' fork server included)
 against what two cores give in that wall time, the 1-minute load before and after, the test
 time summed per folder (what one core spent in each; the mutants' pool overlaps its own
-tests, so its sum counts waits more than once), and the slowest tests.
+tests, so its sum counts waits more than once), the failed tests, and the slowest tests.
 """
 
 from __future__ import annotations
@@ -70,6 +70,9 @@ def main() -> int:
             print(done.stderr[-2000:], file=sys.stderr)
             return 1
         tests = list(ET.parse(junit).getroot().iter("testcase"))
+    failed = [t for t in tests if t.find("failure") is not None or t.find("error") is not None]
+    for test in failed:
+        print(f"FAILED {test.get('classname')}::{test.get('name')}")
     per_folder: Counter[str] = Counter()
     counts: Counter[str] = Counter()
     for test in tests:
