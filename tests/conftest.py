@@ -21,11 +21,17 @@ from harness.shim_session import ShimSession
 pytest_plugins = ["pytester"]
 
 
-# Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs)
-# go first: xdist hands the first tests out round-robin, so the two workers start on them
-# together and fill the rest of the run with the short tests instead of ending on one long
-# test while the other worker idles. Within each group the collection order is kept.
-LONGEST_FIRST = ("tests/gates/test_real_ports.py::test_port_meets_its_expectations", "tests/ci_gate/")
+# Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs,
+# the mutants, whose first test starts the pool that runs them all) go first: xdist hands the
+# first tests out round-robin, so the two workers start on them together and fill the rest of
+# the run with the short tests instead of ending on one long test while the other worker
+# idles. Within each group the collection order is kept.
+LONGEST_FIRST = (
+    "tests/gates/test_real_ports.py::test_port_meets_its_expectations",
+    "tests/gates/test_mutant_full_sets.py",
+    "tests/ci_gate/",
+    "tests/mutants/test_mutants.py::test_mutant_is_killed",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
