@@ -63,3 +63,12 @@ def test_a_mutant_without_a_current_pin_is_stale() -> None:
         "its full set of scenarios changed since it was pinned"
     )
     assert scenario_id("fixtures/scenarios/loop-tool-loop.json") == "loop-tool-loop"
+
+
+def test_the_scope_prefers_scenarios_with_fewer_variants() -> None:
+    fired = Fired(trusted={"rule.one": ["big", "small", "tiny"]})
+    cost = {"big": 12, "small": 2, "tiny": 1, "quiet-big": 12, "quiet-small": 4}
+    assert choose_scope(list(cost), fired, cost) == ["quiet-small", "small", "tiny"]
+    assert hidden_by(["big", "quiet-big"], fired) == [
+        "rule.one (trusted) fired in ['big', 'small', 'tiny'] but the scope keeps ['big']"
+    ]
