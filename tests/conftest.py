@@ -1,12 +1,15 @@
 """Fixtures shared by the harness's in-process tests that drive real shims: one loopback
-fake provider and started shim sessions, each kept for a test module; and the order the
-suite runs in (longest first, so xdist workers overlap them)."""
+fake provider and started shim sessions, each kept for a test module; the order the suite
+runs in (longest first, so xdist workers overlap them); and the gates (tests/gates), which
+only a command naming that folder collects."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
+import gate_selection
 import pytest
 
 from harness.fake_provider import FakeProvider
@@ -18,15 +21,31 @@ from harness.shim_session import ShimSession
 pytest_plugins = ["pytester"]
 
 
-# Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs)
-# go first: xdist hands the first tests out round-robin, so the two workers start on them
-# together and fill the rest of the run with the short tests instead of ending on one long
-# test while the other worker idles. Within each group the collection order is kept.
-LONGEST_FIRST = ("tests/ports/test_real_ports.py::test_port_meets_its_expectations", "tests/ci_gate/")
+# Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs,
+# the mutants, whose first test starts the pool that runs them all) go first: xdist hands the
+# first tests out round-robin, so the two workers start on them together and fill the rest of
+# the run with the short tests instead of ending on one long test while the other worker
+# idles. Within each group the collection order is kept.
+LONGEST_FIRST = (
+    "tests/gates/test_real_ports.py::test_port_meets_its_expectations",
+    "tests/gates/test_mutant_full_sets.py",
+    "tests/ci_gate/",
+    "tests/mutants/test_mutants.py::test_mutant_is_killed",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return True if gate_selection.ignored(collection_path, config) else None
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    # Said where the result is read, so a green run is never taken for one that ran the gates.
+    if gate_selection.left_out(config):
+        terminalreporter.write_sep("=", gate_selection.LEFT_OUT, yellow=True, bold=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -36,3 +36,14 @@ def test_suite_floor_runs_every_step() -> None:
     for line in ("shim round trip", "loopback HTTP request", "variants x round trip", "in-process / shim ratio"):
         assert line in done.stdout, done.stdout
     assert "12 variants" in done.stdout  # the --only scenario's variants, all passed
+
+
+def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/own_suite.py", "--top", "3", "tests/test_flake_rate.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "summary: 7 passed" in done.stdout, done.stdout
+    for line in ("wall ", "CPU ", "load (1 min) before", "test time summed per folder", "tests/test_flake_rate", "slowest 3 tests:"):
+        assert line in done.stdout, done.stdout

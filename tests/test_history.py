@@ -13,6 +13,7 @@ import pytest
 from harness.history import HistoryError, scrub, select
 from harness.history_table import ReleaseResult, changes, render, rule_states, spans
 from harness.parity_summary import FailingRule, PortSummary
+from harness.ports import cache_dir
 
 RULES = [
     {"id": "loop.final-text", "level": "normative"},
@@ -97,8 +98,13 @@ def test_scrub_leaves_no_machine_path() -> None:
 @pytest.mark.timeout(900)
 def test_one_real_python_release(tmp_path: Path) -> None:
     """toolnexus 0.21.0 from the package index, one scenario: the table shows it ran, its
-    capabilities, and a rule it passes."""
-    env = {**os.environ, "TOOLNEXUS_CONFORMANCE_CACHE": str(tmp_path / "cache")}
+    capabilities, and a rule it passes.
+
+    The release's venv lives in the harness's own build cache, as for a user's history run:
+    built on the first run (and whenever its requirements change), reused after that.
+    """
+    cache = cache_dir()
+    env = {**os.environ, "TOOLNEXUS_CONFORMANCE_CACHE": str(cache)}
     done = subprocess.run(
         [sys.executable, "-m", "harness.history", "--port=python", "--releases=0.21.0", "-o", str(tmp_path / "h.md"),
          "--", "-k", "loop-plain-answer"],
@@ -110,7 +116,7 @@ def test_one_real_python_release(tmp_path: Path) -> None:
     table = (tmp_path / "h.md").read_text(encoding="utf-8")
     assert "| 0.21.0 | yes | toolnexus 0.21.0 | openai, anthropic, stream, store, hooks, register |" in table
     assert "| `loop.final-text` | normative | 0.21.0 | — |" in table
-    assert str(tmp_path) not in table
+    assert str(tmp_path) not in table and str(cache) not in table
 
 
 def test_a_release_whose_shim_never_works_names_the_first_failure_not_the_restart_budget() -> None:

@@ -1,4 +1,6 @@
-"""Running ``pytest --port=A --resume-port=B`` in a subprocess, as a user would."""
+"""Running ``pytest --port=A --resume-port=B`` as a user would: in this process through
+pytester (the plugin is what is under test, not the interpreter's start), or in a subprocess
+where the thing under test needs one (xdist's ``-n``, refused in a cross run)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "fixtures" / "scenarios"
 
@@ -19,6 +23,25 @@ SCENARIOS = REPO / "fixtures" / "scenarios"
 class Run:
     code: int
     output: str
+
+
+# The inner run is the plugin itself: no xdist, no cache, no hypothesis, and no
+# pytest-timeout (its SIGALRM would replace, then cancel, the outer test's own), so the
+# repository's `timeout` ini key is left without its plugin.
+INNER = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:timeout", "-p", "no:hypothesispytest",
+         "-W", "ignore::pytest.PytestConfigWarning"]
+
+
+class InProcess:
+    """``run_pytest`` from the repository root, in this process: the same ``Run`` back."""
+
+    def __init__(self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._pytester = pytester
+        monkeypatch.chdir(REPO)
+
+    def __call__(self, *args: str) -> Run:
+        result = self._pytester.runpytest_inprocess(*INNER, *args)
+        return Run(int(result.ret), result.stdout.str() + result.stderr.str())
 
 
 def run_pytest(*args: str, timeout: float = 300) -> Run:

@@ -4,7 +4,7 @@ run that quietly checks something else; and the refusal reason for a port withou
 from __future__ import annotations
 
 import pytest
-from cross_runner import run_pytest, scenario
+from cross_runner import InProcess, run_pytest, scenario
 
 from harness.cross_resume import refusal
 from harness.shim_session import Handshake
@@ -14,7 +14,6 @@ from harness.shim_session import Handshake
     ("args", "message"),
     [
         (("--resume-port=reference",), "--resume-port needs --port (or --port-cmd)"),
-        (("--port=reference", "--resume-port=reference", "-n", "2"), "drop -n/--dist (xdist)"),
         (
             ("--port=reference", "--resume-port=reference", "--expectations=x.toml", "--update-expectations"),
             "--update-expectations is not used with --resume-port",
@@ -31,11 +30,20 @@ from harness.shim_session import Handshake
         ),
     ],
 )
-@pytest.mark.timeout(300)  # a golang case builds nothing, but each is a pytest start under load
-def test_misuse_is_one_usage_error(args: tuple[str, ...], message: str) -> None:
-    run = run_pytest(scenario("relay-single-durable"), *args)
+def test_misuse_is_one_usage_error(args: tuple[str, ...], message: str, run_inprocess: InProcess) -> None:
+    run = run_inprocess(scenario("relay-single-durable"), *args)
     assert run.code == 4, run.output[-2000:]
     assert message in run.output
+    assert "Traceback" not in run.output
+
+
+@pytest.mark.timeout(300)  # a pytest start under load
+def test_xdist_in_a_cross_run_is_one_usage_error() -> None:
+    # In a subprocess: xdist's own -n option is what is refused, and the in-process runs
+    # leave xdist out.
+    run = run_pytest(scenario("relay-single-durable"), "--port=reference", "--resume-port=reference", "-n", "2")
+    assert run.code == 4, run.output[-2000:]
+    assert "drop -n/--dist (xdist)" in run.output
     assert "Traceback" not in run.output
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cross_runner import SCENARIOS, mutant_cmd, no_resume_cmd, read_report, reference_cmd, run_pytest, scenario
+from cross_runner import SCENARIOS, InProcess, mutant_cmd, no_resume_cmd, read_report, reference_cmd, scenario
 
 from harness.scenario import load_scenario, scenario_files
 
@@ -26,9 +26,9 @@ def _variants_with_a_halt() -> tuple[int, int]:
 
 
 @pytest.mark.timeout(600)  # the whole suite's durable halts, twice the shims: ~40 s idle, minutes under load
-def test_reference_to_reference_passes_every_durable_halt(tmp_path: Path) -> None:
+def test_reference_to_reference_passes_every_durable_halt(tmp_path: Path, run_inprocess: InProcess) -> None:
     target = tmp_path / "cross.json"
-    run = run_pytest("--port=reference", "--resume-port=reference", f"--conformance-report={target}", "-q")
+    run = run_inprocess("--port=reference", "--resume-port=reference", f"--conformance-report={target}", "-q")
     with_halt, without = _variants_with_a_halt()
     assert run.code == 0, run.output[-3000:]
     assert f"{with_halt} passed, {without} deselected" in run.output
@@ -41,9 +41,9 @@ def test_reference_to_reference_passes_every_durable_halt(tmp_path: Path) -> Non
 
 
 @pytest.mark.timeout(300)
-def test_a_resume_port_corrupting_the_transcript_fails_under_the_rule_in_the_resume_phase(tmp_path: Path) -> None:
+def test_a_resume_port_corrupting_the_transcript_fails_under_the_rule_in_the_resume_phase(tmp_path: Path, run_inprocess: InProcess) -> None:
     target = tmp_path / "cross.json"
-    run = run_pytest(
+    run = run_inprocess(
         scenario("relay-alongside-real-durable"),
         "--port=reference",
         "--resume-port=broken-resume",
@@ -66,8 +66,8 @@ def test_a_resume_port_corrupting_the_transcript_fails_under_the_rule_in_the_res
 
 
 @pytest.mark.timeout(300)
-def test_a_halting_port_breaking_the_halt_is_named_as_the_halting_port(tmp_path: Path) -> None:
-    run = run_pytest(
+def test_a_halting_port_breaking_the_halt_is_named_as_the_halting_port(tmp_path: Path, run_inprocess: InProcess) -> None:
+    run = run_inprocess(
         scenario("relay-single-durable"),
         "--port=broken-halt",
         f"--port-cmd={mutant_cmd('relay-call-extra-key')}",
@@ -80,10 +80,10 @@ def test_a_halting_port_breaking_the_halt_is_named_as_the_halting_port(tmp_path:
 
 
 @pytest.mark.timeout(300)
-def test_a_resume_difference_carried_over_from_a_broken_halt_is_the_halting_ports() -> None:
+def test_a_resume_difference_carried_over_from_a_broken_halt_is_the_halting_ports(run_inprocess: InProcess) -> None:
     # The halt sends the prompt as blocks, so the transcript every resume replays differs from
     # the golden's; the reference's resume of that same halt (the oracle run) shows the same.
-    run = run_pytest(
+    run = run_inprocess(
         scenario("relay-alongside-real-durable"),
         "-k", "openai-run",
         "--port=broken-halt",
@@ -98,8 +98,8 @@ def test_a_resume_difference_carried_over_from_a_broken_halt_is_the_halting_port
 
 
 @pytest.mark.timeout(300)
-def test_a_broken_resume_after_a_broken_halt_is_both_ports() -> None:
-    run = run_pytest(
+def test_a_broken_resume_after_a_broken_halt_is_both_ports(run_inprocess: InProcess) -> None:
+    run = run_inprocess(
         scenario("relay-alongside-real-durable"),
         "-k", "openai-run",
         "--port=broken-halt",
@@ -124,7 +124,7 @@ def _expectations(path: Path, port: str, entries: dict[str, str]) -> Path:
 
 
 @pytest.mark.timeout(300)
-def test_a_known_failure_applies_only_to_the_phase_its_port_ran(tmp_path: Path) -> None:
+def test_a_known_failure_applies_only_to_the_phase_its_port_ran(tmp_path: Path, run_inprocess: InProcess) -> None:
     variants = [f"relay-alongside-real-durable[{s}-{e}]" for s in ("openai", "anthropic") for e in ("run", "stream", "ask")]
     entries = {f"{v}::resume.keeps-prior-results": "divergence" for v in variants}
     entries |= {f"{v}::golden.observables": "golden" for v in variants}
@@ -135,18 +135,18 @@ def test_a_known_failure_applies_only_to_the_phase_its_port_ran(tmp_path: Path) 
         f"--resume-port-cmd={mutant_cmd('prior-results-rerun')}",
     )
     # Listed for the resuming port, whose phase broke them: known failures.
-    as_resuming = run_pytest(*common, f"--resume-expectations={_expectations(tmp_path / 'b.toml', 'broken-resume', entries)}")
+    as_resuming = run_inprocess(*common, f"--resume-expectations={_expectations(tmp_path / 'b.toml', 'broken-resume', entries)}")
     assert as_resuming.code == 0, as_resuming.output[-3000:]
     assert "0 passed, 6 failed only as the ports' expectations say, 0 failed" in as_resuming.output
     # The same entries for the halting port: its phase did not fail them, so they explain nothing.
-    as_halting = run_pytest(*common, f"--expectations={_expectations(tmp_path / 'a.toml', 'reference', entries)}")
+    as_halting = run_inprocess(*common, f"--expectations={_expectations(tmp_path / 'a.toml', 'reference', entries)}")
     assert as_halting.code == 1, as_halting.output[-3000:]
     assert "fails in the resume phase, on port broken-resume" in as_halting.output
 
 
 @pytest.mark.timeout(300)
-def test_a_port_without_resume_is_refused_with_the_reason() -> None:
-    run = run_pytest(
+def test_a_port_without_resume_is_refused_with_the_reason(run_inprocess: InProcess) -> None:
+    run = run_inprocess(
         scenario("relay-single-durable"),
         "--port=reference",
         "--resume-port=no-resume",
@@ -158,9 +158,9 @@ def test_a_port_without_resume_is_refused_with_the_reason() -> None:
 
 
 @pytest.mark.timeout(300)
-def test_a_variant_needing_a_capability_one_port_lacks_is_skipped_with_the_reason(tmp_path: Path) -> None:
+def test_a_variant_needing_a_capability_one_port_lacks_is_skipped_with_the_reason(tmp_path: Path, run_inprocess: InProcess) -> None:
     target = tmp_path / "cross.json"
-    run = run_pytest(
+    run = run_inprocess(
         scenario("relay-single-durable"),
         scenario("resume-non-relay-reexecutes"),
         "--port=reference",

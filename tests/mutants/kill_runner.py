@@ -3,8 +3,8 @@
 A run is ``python -m pytest --port-cmd "<python> tests/mutants/mutant_shim.py NAME"
 --conformance-report=R.json <scenario files>`` in a process of its own from the repository
 root (forked from a warm fork server: ``forked_pytest``),
-over every scenario that exercises one of the mutant's rules, with *every* rule of those
-scenarios checked (no ``--rule`` filter, no ``-x``): the JSON report then lists each
+over scenarios that exercise one of the mutant's rules (all of them, ``scenario_files``, or
+the pinned scope of ``kill_scope``), with *every* rule of those scenarios checked (no ``--rule`` filter, no ``-x``): the JSON report then lists each
 ``variant::rule`` that failed, so a test can assert both recall (the mutant's rules fire)
 and precision (no other rule fires).
 """
@@ -128,18 +128,18 @@ def run_once(mutant: str, files: tuple[str, ...], runner: Runner) -> KillRun:
     return KillRun(files, returncode, output, time.monotonic() - started, report)
 
 
-def kill(mutant: str, rules: tuple[str, ...], runner: Runner) -> KillReport:
+def kill(mutant: str, files: tuple[str, ...], runner: Runner) -> KillReport:
     report = KillReport(mutant)
-    report.runs.append(run_once(mutant, scenario_files(rules), runner))
+    report.runs.append(run_once(mutant, files, runner))
     return report
 
 
-def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None, runner: Runner) -> KillReport:
+def kill_once_per_run(mutant: str, files: tuple[str, ...], shared: Path | None, runner: Runner) -> KillReport:
     """``kill``, run by one process of a test run only: under pytest-xdist every worker
     collects every mutant test, so the first worker to claim a mutant runs it and the others
     read its report from ``shared`` (a folder all workers of one run agree on)."""
     if shared is None:
-        return kill(mutant, rules, runner)
+        return kill(mutant, files, runner)
     shared.mkdir(parents=True, exist_ok=True)
     done = shared / f"{mutant}.json"
     try:
@@ -153,7 +153,7 @@ def kill_once_per_run(mutant: str, rules: tuple[str, ...], shared: Path | None, 
         raw = json.loads(done.read_text(encoding="utf-8"))
         return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
                                    for r in raw["runs"]])
-    report = kill(mutant, rules, runner)
+    report = kill(mutant, files, runner)
     partial = done.with_suffix(".partial")
     partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
     partial.replace(done)

@@ -4,30 +4,28 @@ most, the golden comparisons that see every observable) — a check that fires u
 rule's id fails here — with a readable failure; every normative rule of fixtures/rules.json
 must have a mutant, and be killed in at least two distinct scenarios.
 
-The mutant runs are pytest sessions of their own (pytest + a mutant shim each, over every
-scenario that exercises the mutant's rules, every rule checked, read back from the JSON
-conformance report), each in a process forked from a warm fork server (forked_pytest),
-started together on a small pool the first time any mutant test asks, so the whole
-catalogue costs about one mutant run per core rather than one after another. Under xdist,
-every worker collects every mutant test, so the workers of one run claim each mutant in a
-shared folder: each mutant runs once per test run, whatever the number of workers.
+The mutant runs are pytest sessions of their own (pytest + a mutant shim each, every rule
+checked, read back from the JSON conformance report), run together on a small pool
+(``kill_pool``). Here each mutant runs on its pinned scope (``kill_scope``): the fewest
+scenarios of its full set that fire every rule the full set fires, each in two scenarios;
+``tests/gates/test_mutant_full_sets.py`` runs the full sets and proves the scopes hide nothing.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
-import forked_pytest
 import pytest
 from catalog import load
-from kill_runner import GOLDEN_COMPANIONS, ROOT, UNTRUSTED_REASONS, KillReport, kill_once_per_run
+from kill_pool import kill_all
+from kill_runner import ROOT, KillReport, scenario_files
+from kill_scope import PIN_COMMAND, Fired, load_pins, missing_now, stale
+from kill_verdict import message, problems
 
 MUTANTS = load()
-WORKERS = max(2, os.cpu_count() or 2)
 MIN_SCENARIOS_PER_RULE = 2
 
 
@@ -36,24 +34,21 @@ def normative_rules() -> list[str]:
     return [r["id"] for r in rules if r["level"] == "normative"]
 
 
+def scoped_files(name: str) -> tuple[str, ...]:
+    """The mutant's pinned scope; its full set while the pin is stale (a test says so)."""
+    full = scenario_files(MUTANTS[name].kills)
+    return full if stale(name, full) else load_pins()[name].scope_files()
+
+
 @pytest.fixture(scope="session")
-def kill_reports(request: pytest.FixtureRequest) -> dict[str, Future[KillReport]]:
+def kill_reports(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[KillReport]]]:
     wanted = [item.callspec.params["name"] for item in request.session.items
               if getattr(item, "originalname", "") == "test_mutant_is_killed" and hasattr(item, "callspec")]
     if any(getattr(item, "originalname", "") == "test_every_normative_rule_is_killed_in_two_scenarios"
            for item in request.session.items):
         wanted = sorted(MUTANTS)
-    # Slowest first: the in-process relay mutant waits out the host's hold timeout.
-    wanted.sort(key=lambda name: name != "sequential-calls")
-    # xdist workers of one run share a folder named by the run's id, so each mutant runs once
-    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    shared = Path(tempfile.gettempdir()) / f"toolnexus-mutants-{run_id}" if run_id else None
-    # Each thread claims a mutant and runs it in a process forked from a warm server.
-    runner = forked_pytest.Forked()
-    pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="mutant")
-    futures = {name: pool.submit(kill_once_per_run, name, MUTANTS[name].kills, shared, runner) for name in wanted}
-    yield futures
-    pool.shutdown(wait=False, cancel_futures=True)
+    with kill_all(wanted, scoped_files, "scoped") as futures:
+        yield futures
 
 
 @pytest.mark.timeout(900)
@@ -61,35 +56,20 @@ def kill_reports(request: pytest.FixtureRequest) -> dict[str, Future[KillReport]
 def test_mutant_is_killed(name: str, kill_reports: dict[str, Future[KillReport]]) -> None:
     mutant = MUTANTS[name]
     report = kill_reports[name].result()
-    run = report.run
-    problems = []
-    if run.report is None:
-        problems.append(f"the run wrote no conformance report (exit {run.returncode})")
-    elif run.returncode == 0:
-        problems.append("the mutant survived — every variant of the scenarios exercising its rules passed")
-    for rule in mutant.kills:
-        if run.report is not None and not report.killed_by(rule):
-            reasons = report.reasons(rule)
-            why = f"only as {sorted(reasons)} (a crash proves nothing)" if reasons & UNTRUSTED_REASONS else "not at all"
-            problems.append(f"{rule}: the run failed but named [{rule}] {why}")
-    fired = report.trusted()
-    if run.report is not None:
-        stray = sorted(set(fired) - set(mutant.kills) - set(mutant.also) - GOLDEN_COMPANIONS)
-        for rule in stray:
-            problems.append(f"{rule}: fired although the mutant does not break it (in {sorted(fired[rule])}) — "
-                            "a check reporting under another rule's id, or a consequence ALSO_BREAKS should name")
-        for rule in sorted(set(mutant.also) - set(fired)):
-            problems.append(f"{rule}: listed in ALSO_BREAKS but did not fire (drop it from the catalogue)")
-    if "has no check bound" in run.output or "harness bug: a check must judge" in run.output:
-        problems.append("a rule was judged by a harness error (no check bound, or a check that raised), not by a check")
-    harness_lines = [line for line in run.output.splitlines() if not line.lstrip().startswith("|")]
-    if any("Traceback (most recent call last)" in line for line in harness_lines):
-        problems.append("the harness printed a Python traceback (failures must be readable one-liners)")
-    lines = [line for line in run.output.splitlines() if not line.startswith("rules not exercised")]
-    tail = "\n".join(lines[-40:])
-    assert not problems, (
-        f"mutant {name!r} ({mutant.description}) is not killed as claimed:\n  "
-        + "\n  ".join(problems) + f"\n--- last run output (tail) ---\n{tail}"
+    found = problems(mutant, report)
+    pin = None if stale(name, scenario_files(mutant.kills)) else load_pins()[name]
+    if pin is not None and report.run.report is not None:
+        found.extend(missing_now(pin, Fired.of(report.run)))
+    assert not found, message(mutant, report, found)
+
+
+def test_every_mutant_has_a_current_scope() -> None:
+    """A mutant without a current pin runs on its full set: right, but the slow way."""
+    unpinned = {name: why for name in sorted(MUTANTS) if (why := stale(name, scenario_files(MUTANTS[name].kills)))}
+    extra = sorted(set(load_pins()) - set(MUTANTS))
+    assert not unpinned and not extra, (
+        f"tests/mutants/kill_scope.json is out of date (rewrite it: {PIN_COMMAND}):\n  "
+        + "\n  ".join([*(f"{name}: {why}" for name, why in unpinned.items()), *(f"{name}: no such mutant" for name in extra)])
     )
 
 

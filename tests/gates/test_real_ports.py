@@ -6,6 +6,9 @@ golang, java and js are served by no registry reachable here, so they run only a
 toolnexus checkout named by TOOLNEXUS_SRC (.ci/run points it at the 0.16.0 source snapshot
 when the machine has one; the toolnexus repository's own CI would point it at the commit
 under test).
+
+A gate: the README's test command leaves tests/gates out; `python -m pytest -n auto
+tests/gates` runs it (.ci/run runs both).
 """
 
 from __future__ import annotations

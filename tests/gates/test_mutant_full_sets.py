@@ -1,0 +1,51 @@
+"""The mutants over their full sets: every mutant runs on every scenario that exercises one
+of its rules (as the mutation tests did before scopes), must pass the mutation tests' own
+assertions there, and its pinned scope (tests/mutants/kill_scope.json, what the README's test
+command runs) must keep every rule this run fired, in as many scenarios as the scope
+promises: the proof that the scoped runs hide nothing the full set would show.
+
+A gate and not part of the README's test command: the full sets are some fifteen
+conformance runs' worth of variants.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+# The mutation suite's modules live beside its tests; this gate reuses them as they are.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutants"))
+
+from catalog import load  # noqa: E402
+from kill_pool import kill_all  # noqa: E402
+from kill_runner import KillReport, scenario_files  # noqa: E402
+from kill_scope import PIN_COMMAND, Fired, hidden_by, load_pins, stale  # noqa: E402
+from kill_verdict import message, problems  # noqa: E402
+
+MUTANTS = load()
+
+
+@pytest.fixture(scope="session")
+def full_reports(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[KillReport]]]:
+    wanted = [item.callspec.params["name"] for item in request.session.items
+              if getattr(item, "originalname", "") == "test_full_set_shows_nothing_the_scope_hides"]
+    with kill_all(wanted, lambda name: scenario_files(MUTANTS[name].kills), "full") as futures:
+        yield futures
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_full_set_shows_nothing_the_scope_hides(name: str, full_reports: dict[str, Future[KillReport]]) -> None:
+    mutant = MUTANTS[name]
+    report = full_reports[name].result()
+    found = problems(mutant, report)
+    why = stale(name, report.run.files)
+    if why:
+        found.append(f"no scope to check ({why}): re-pin with {PIN_COMMAND}")
+    elif report.run.report is not None:
+        found.extend(f"{hidden} (re-pin with {PIN_COMMAND})" for hidden in hidden_by(load_pins()[name].scope, Fired.of(report.run)))
+    assert not found, message(mutant, report, found)

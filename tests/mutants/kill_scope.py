@@ -1,0 +1,153 @@
+"""Which scenarios each mutant runs on in the README's test command: its *scope*, pinned in
+``kill_scope.json`` from a run over its full set.
+
+A mutant's full set is every scenario that exercises one of its rules
+(``kill_runner.scenario_files``); most of those scenarios only repeat what a few of them
+show. The pin records, per mutant, every rule the full-set run fired (for a trusted reason,
+only for an untrusted one, or as an advisory gap) and in which scenarios; the scope is the
+fewest scenarios that still show each of those rules in two scenarios (or in the one it fired
+in), plus one scenario where nothing fired as a control. So a scoped run fires exactly the
+rules the full set fires, and every rule stays killed in two distinct scenarios.
+
+That claim is checked twice: the scoped run must fire every pinned rule (the fast check, in
+every test run), and ``tests/gates/test_mutant_full_sets.py`` runs each mutant over its full
+set and fails if a rule fires there in no scenario of the scope (the proof, with the gates).
+The pin is stale when the catalogue or a mutant's full set changes; ``python
+tests/mutants/pin_kill_scope.py`` rewrites it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from kill_runner import UNTRUSTED_REASONS, KillRun
+
+SCOPE_FILE = Path(__file__).with_name("kill_scope.json")
+PIN_COMMAND = "python tests/mutants/pin_kill_scope.py"
+SCENARIOS_PER_RULE = 2
+SCENARIO_FOLDER = "fixtures/scenarios/"
+
+
+@dataclass(frozen=True)
+class Fired:
+    """What one run fired: rule -> scenario ids, split the way the mutation tests judge."""
+
+    trusted: dict[str, list[str]] = field(default_factory=dict)
+    untrusted_only: dict[str, list[str]] = field(default_factory=dict)  # a crash or a capability, nothing else
+    gaps: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, run: KillRun) -> Fired:
+        trusted: dict[str, list[str]] = {}
+        untrusted: dict[str, list[str]] = {}
+        for rule, by_scenario in run.fired().items():
+            good = sorted(s for s, reasons in by_scenario.items() if reasons - UNTRUSTED_REASONS)
+            if good:
+                trusted[rule] = good
+            else:
+                untrusted[rule] = sorted(by_scenario)
+        gaps = {rule: sorted(scenarios) for rule, scenarios in run.gapped().items()}
+        return cls(dict(sorted(trusted.items())), dict(sorted(untrusted.items())), dict(sorted(gaps.items())))
+
+    def needs(self) -> dict[tuple[str, str], tuple[set[str], int]]:
+        """(kind, rule) -> (scenarios showing it, how many of them a scope must keep)."""
+        out: dict[tuple[str, str], tuple[set[str], int]] = {}
+        for kind, table, wanted in (("trusted", self.trusted, SCENARIOS_PER_RULE), ("gap", self.gaps, SCENARIOS_PER_RULE),
+                                    ("untrusted", self.untrusted_only, 1)):  # fmt: skip
+            for rule, scenarios in table.items():
+                out[kind, rule] = (set(scenarios), min(wanted, len(scenarios)))
+        return out
+
+    def rules(self) -> set[str]:
+        return set(self.trusted) | set(self.gaps) | set(self.untrusted_only)
+
+
+@dataclass(frozen=True)
+class Pin:
+    full: list[str]  # scenario ids of the full set the pin was made from
+    scope: list[str]  # scenario ids the README's test command runs
+    fired: Fired
+
+    def scope_files(self) -> tuple[str, ...]:
+        return tuple(f"{SCENARIO_FOLDER}{s}.json" for s in self.scope)
+
+
+def scenario_id(file: str) -> str:
+    return Path(file).name.removesuffix(".json")
+
+
+def choose_scope(full: list[str], fired: Fired, cost: dict[str, int] | None = None) -> list[str]:
+    """The cheapest scenarios (greedy: most needs met per variant run, ``cost`` giving each
+    scenario's variant count) meeting every need of ``fired``, plus the cheapest control
+    scenario of ``full`` where nothing fired, if there is one."""
+    price = {s: max(1, (cost or {}).get(s, 1)) for s in full}
+    needs = {key: [scenarios, count] for key, (scenarios, count) in fired.needs().items()}
+    chosen: list[str] = []
+
+    def gain(scenario: str) -> int:
+        return sum(1 for scenarios, count in needs.values() if count > 0 and scenario in scenarios)
+
+    while any(count > 0 for _, count in needs.values()):
+        best = max(sorted(set(full) - set(chosen)), key=lambda s: (gain(s) / price[s], gain(s)))
+        if gain(best) == 0:
+            raise ValueError(f"needs no scenario of the full set meets: {needs}")
+        chosen.append(best)
+        for need in needs.values():
+            if best in need[0]:
+                need[1] = int(need[1]) - 1
+    showing = set().union(*(scenarios for scenarios, _ in fired.needs().values())) if fired.needs() else set()
+    quiet = sorted((s for s in full if s not in showing), key=lambda s: (price[s], s))
+    if quiet:
+        chosen.append(quiet[0])
+    return sorted(chosen)
+
+
+def missing_now(pin: Pin, now: Fired) -> list[str]:
+    """Each rule the pinned full-set run fired that a scoped run ``now`` did not: the pin no
+    longer describes the mutant, so its scope may hide what the full set fires."""
+    return [f"{rule}: fired on the full set when pinned, not in the scope now (re-pin: {PIN_COMMAND})"
+            for rule in sorted(pin.fired.rules() - now.rules())]
+
+
+def hidden_by(scope: list[str], fired: Fired) -> list[str]:
+    """Each need of ``fired`` (a full-set run) the scope does not meet: what it would hide."""
+    problems = []
+    for (kind, rule), (scenarios, count) in sorted(fired.needs().items()):
+        kept = sorted(scenarios & set(scope))
+        if len(kept) < count:
+            problems.append(f"{rule} ({kind}) fired in {sorted(scenarios)} but the scope keeps {kept or 'none of them'}")
+    return problems
+
+
+@lru_cache(maxsize=1)
+def load_pins() -> dict[str, Pin]:
+    if not SCOPE_FILE.exists():
+        return {}
+    raw = json.loads(SCOPE_FILE.read_text(encoding="utf-8"))
+    return {name: Pin(entry["full"], entry["scope"], Fired(**entry["fired"])) for name, entry in raw["mutants"].items()}
+
+
+def stale(name: str, full_files: tuple[str, ...]) -> str | None:
+    """Why mutant ``name`` has no usable pin (None when it has one)."""
+    pin = load_pins().get(name)
+    if pin is None:
+        return "not pinned"
+    if pin.full != [scenario_id(f) for f in full_files]:
+        return "its full set of scenarios changed since it was pinned"
+    return None
+
+
+def write_pins(pins: dict[str, Pin]) -> None:
+    body = {
+        "about": f"Generated by `{PIN_COMMAND}` (tests/mutants/kill_scope.py says what it holds); do not edit.",
+        "mutants": {name: asdict(pin) for name, pin in sorted(pins.items())},
+    }
+    text = json.dumps(body, indent=1)
+    # One line per list of scenario ids keeps the file short and its diffs readable.
+    text = re.sub(r"\[\n\s+([^\[\]{}]*?)\n\s+\]", lambda m: "[" + re.sub(r",\n\s+", ", ", m.group(1)) + "]", text)
+    SCOPE_FILE.write_text(text + "\n", encoding="utf-8")
+    load_pins.cache_clear()
