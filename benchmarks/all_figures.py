@@ -69,13 +69,13 @@ def main() -> int:
     args = parser.parse_args()
     python = sys.executable
     steps: list[Step] = []
-    floor = [python, str(HERE / "suite_floor.py")] + (["--only", "loop-tool"] if args.quick else [])
+    floor = [python, str(HERE / "suite_floor.py")] + (["--only", "susp-waitfor-raises", "--calls", "5"] if args.quick else [])
     steps.append(run(Step("reference suite against its floor", floor)))
     if args.port_src:
         for port in ("golang", "java"):
             subprocess.run(port_suite(port, args.port_src, True), cwd=ROOT, check=False, capture_output=True)
             steps.append(run(Step(f"{port} suite, warm build", port_suite(port, args.port_src, args.quick))))
-    examples = ["--examples", "40" if args.quick else "1000"]
+    examples = ["--examples", "20" if args.quick else "1000"]
     steps.append(run(Step("differential throughput", [python, str(HERE / "differential_throughput.py"), *examples])))
     own = [python, str(HERE / "own_suite.py")] + (["tests/harness/test_normalize.py"] if args.quick else [])
     steps.append(run(Step("own test command", own)))

@@ -47,3 +47,15 @@ def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes() -> None:
     assert "summary: 7 passed" in done.stdout, done.stdout
     for line in ("wall ", "CPU ", "load (1 min) before", "test time summed per folder", "tests/test_flake_rate", "slowest 3 tests:"):
         assert line in done.stdout, done.stdout
+
+
+def test_all_figures_runs_every_step_and_sums_them_up() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/all_figures.py", "--quick"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    summary = done.stdout.split("=== summary", 1)[-1]
+    lines = {line.split(" wall ")[0].strip(): line for line in summary.splitlines() if " wall " in line}
+    for step in ("reference suite against its floor", "differential throughput", "own test command"):
+        assert lines[step].endswith("ok"), done.stdout[-3000:]
