@@ -164,9 +164,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if conformance is None or config.getoption("collectonly") or config.pluginmanager.has_plugin("dsession"):
         return  # nothing will run here (the xdist controller runs no variant itself)
-    if cross_resume.requested(config):
-        return  # the cross-port run starts its two shims itself
+    if cross_resume.requested(config) or not _only_scenarios(config):
+        # The cross-port run starts its two shims itself; a session that also runs other
+        # tests may run them first, and a shim idling beside them is not theirs to see.
+        return
     conformance.start_shim_ahead()
+
+
+def _only_scenarios(config: pytest.Config) -> bool:
+    """Every argument names the scenarios folder or something inside it."""
+    root = real_path(scenarios_dir())
+    paths = [real_path(Path(a.split("::")[0])) for a in config.args]
+    if root is None or not paths:
+        return False
+    return all(p is not None and (p == root or root in p.parents) for p in paths)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
