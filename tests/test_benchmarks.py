@@ -59,3 +59,12 @@ def test_all_figures_runs_every_step_and_sums_them_up() -> None:
     lines = {line.split(" wall ")[0].strip(): line for line in summary.splitlines() if " wall " in line}
     for step in ("reference suite against its floor", "differential throughput", "own test command"):
         assert lines[step].endswith("ok"), done.stdout[-3000:]
+
+
+def test_http_client_cost_measures_both_clients() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/http_client_cost.py", "--requests", "5"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "reference_py (httpx)" in done.stdout and "bare asyncio HTTP/1.1" in done.stdout, done.stdout
