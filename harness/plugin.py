@@ -121,9 +121,20 @@ def _configure_cross_resume(config: pytest.Config, conformance: ConformanceSessi
     config.pluginmanager.register(CrossResumePlugin(config), "toolnexus-conformance-cross-resume")
 
 
+def _under_scenarios(config: pytest.Config) -> list[bool]:
+    """For each argument: does it name the scenarios folder or something inside it?"""
+    root = real_path(scenarios_dir())
+    paths = [real_path(Path(a.split("::")[0])) for a in config.args]
+    return [root is not None and p is not None and (p == root or root in p.parents) for p in paths]
+
+
 def _collects_scenarios(config: pytest.Config) -> bool:
-    root = str(real_path(scenarios_dir()))
-    return any(root in str(real_path(Path(a.split("::")[0]))) for a in config.args)
+    return any(_under_scenarios(config))
+
+
+def _only_scenarios(config: pytest.Config) -> bool:
+    arguments = _under_scenarios(config)
+    return bool(arguments) and all(arguments)
 
 
 def _check_rule_filters(filters: list[str]) -> None:
@@ -169,15 +180,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         # tests may run them first, and a shim idling beside them is not theirs to see.
         return
     conformance.start_shim_ahead()
-
-
-def _only_scenarios(config: pytest.Config) -> bool:
-    """Every argument names the scenarios folder or something inside it."""
-    root = real_path(scenarios_dir())
-    paths = [real_path(Path(a.split("::")[0])) for a in config.args]
-    if root is None or not paths:
-        return False
-    return all(p is not None and (p == root or root in p.parents) for p in paths)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -169,10 +169,8 @@ class ShimSession:
     def start_ahead(self) -> None:
         """The first call will come soon (the session is still collecting): spawn its
         process now, so the shim boots while pytest collects instead of after."""
-        if self.handshake is None and not self._spares and self._refused is None:
-            self._restarts_expected = max(self._restarts_expected, 1)
-            self._stock_spares()
-            self._restarts_expected -= 1
+        if self.handshake is None:
+            self._stock_spares(at_least=1)
 
     def prepare_restart(self) -> None:
         """A restart is coming soon: spawn its process now, unless one is ready already."""
@@ -180,8 +178,9 @@ class ShimSession:
             self._restarts_expected = max(self._restarts_expected, 1)
             self._stock_spares()
 
-    def _stock_spares(self) -> None:
-        while self._refused is None and len(self._spares) < min(SPARES_AHEAD, self._restarts_expected):
+    def _stock_spares(self, at_least: int = 0) -> None:
+        wanted = max(at_least, min(SPARES_AHEAD, self._restarts_expected))
+        while self._refused is None and len(self._spares) < wanted:
             try:
                 self._spares.append(ShimChild(self.argv, cwd=self.cwd, env=self.env))
             except (OSError, ValueError):

@@ -64,10 +64,7 @@ class Shim:
         # One HTTP client for the shim's life, shared by every run so runs reuse keep-alive
         # connections to the provider. Made at start, not on the first run: a shim started
         # ahead of a restart then pays for the HTTP stack's imports before it is needed.
-        self._http: Any = tn.new_http_client()
-
-    def http_client(self) -> Any:
-        return self._http
+        self.http: Any = tn.new_http_client()
 
     async def build_toolkit(self, spec: dict[str, Any], executions: list[dict[str, Any]]) -> Any:
         def build(tool: dict[str, Any]) -> Any:
@@ -112,7 +109,7 @@ class Shim:
             on_metric=metrics.append,
             store=_HostStore(self.channel) if p.get("store") else None,
             relay=self.relay,
-            http_client=self.http_client(),
+            http_client=self.http,
         )
         entry = p["entry"]
         events: list[dict[str, Any]] = []
