@@ -196,11 +196,10 @@ def validate(name: str, instance: Any) -> list[SchemaViolation]:
     scenario), so the outcome for an instance already validated against the same schema is
     reused: the key is the instance's canonical JSON text, and only plain JSON data is
     keyed (:func:`_instance_key`)."""
-    if _plain_json(instance) and schema_fast.known_valid(
-        name, instance, uri=schema_id(name), resources=_resources, date_time=_date_time
-    ):
+    plain = _is_plain(instance)
+    if plain and schema_fast.known_valid(name, instance, uri=schema_id(name), resources=_resources, date_time=_date_time):
         return []
-    key = _instance_key(name, instance)
+    key = _canonical_key(name, instance) if plain else None
     known = _known.get(key) if key is not None else None
     if known is not None:
         return list(known)
@@ -227,13 +226,24 @@ def _instance_key(name: str, instance: Any) -> tuple[str, str] | None:
     """``(name, canonical JSON)``, or None when ``instance`` is not plain JSON data: a
     tuple serializes like a list and an int key like a string, yet a schema tells them
     apart, so such an instance must not share a key with the JSON it resembles."""
+    return _canonical_key(name, instance) if _is_plain(instance) else None
+
+
+def _canonical_key(name: str, instance: Any) -> tuple[str, str] | None:
+    """:func:`_instance_key` for an instance already known to be plain JSON data."""
     try:
-        if not _plain_json(instance):
-            return None
         text = json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     except (RecursionError, ValueError):
         return None
     return (name, text) if len(text) <= _KNOWN_MAX_CHARS else None
+
+
+def _is_plain(instance: Any) -> bool:
+    """Plain JSON data; a tree too deep to walk is not vouched for (it takes the slow path)."""
+    try:
+        return _plain_json(instance)
+    except RecursionError:
+        return False
 
 
 def _plain_json(value: Any) -> bool:

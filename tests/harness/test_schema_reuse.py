@@ -65,3 +65,11 @@ def test_the_reuse_is_bounded() -> None:
     huge = {**GOOD_REQUEST, "prompt": "x" * (schemas._KNOWN_MAX_CHARS + 1)}
     assert schemas._instance_key("request", huge) is None
     assert schemas.validate("request", huge) == []
+
+
+def test_data_nested_too_deep_to_walk_is_still_validated() -> None:
+    nested: Any = "leaf"
+    for _ in range(5000):
+        nested = {"n": nested}
+    assert schemas.validate("request", {**GOOD_REQUEST, "data": nested}) == []
+    assert [v.json_path for v in schemas.validate("request", {**GOOD_REQUEST, "kind": 3, "data": nested})] == ["$.kind"]
