@@ -10,6 +10,8 @@ byte-identical-absent-relay baseline).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -210,7 +212,9 @@ def _warm_up(relay: bool) -> None:
     """Import now what the first run would import on its way (the HTTP stack's asyncio
     backend, the relay extension when relay is on): a shim spawned ahead of a restart is
     then ready when taken over, instead of paying ~100 ms inside the first call."""
-    import anyio._backends._asyncio  # noqa: F401
+    # A private module of anyio: should a release move it, the first run imports what it needs.
+    with contextlib.suppress(ImportError):
+        importlib.import_module("anyio._backends._asyncio")
 
     if relay:
         import reference_py.relay  # noqa: F401
