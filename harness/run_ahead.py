@@ -33,6 +33,7 @@ class RunAhead(Generic[Key, Result]):
     def __init__(self, run: Callable[[Key], Result]) -> None:
         self._run = run
         self._started: dict[Key, Future[Result]] = {}
+        self._last: Future[Result] | None = None  # runs are serial: only the last can be unfinished
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
@@ -43,7 +44,7 @@ class RunAhead(Generic[Key, Result]):
                 return
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="conformance-run")
-            self._started[key] = self._executor.submit(self._run, key)
+            self._started[key] = self._last = self._executor.submit(self._run, key)
 
     def take(self, key: Key) -> Result:
         self.start(key)
@@ -57,6 +58,11 @@ class RunAhead(Generic[Key, Result]):
         """Keys started and not taken yet (a run ahead that no item will ask for)."""
         with self._lock:
             return list(self._started)
+
+    def busy(self) -> bool:
+        """A run is queued or under way (nobody may be waiting for it any more)."""
+        with self._lock:
+            return self._last is not None and not self._last.done()
 
     def close(self) -> None:
         """Start nothing more and wait for the run under way (it owns the shim until done)."""

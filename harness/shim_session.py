@@ -194,9 +194,15 @@ class ShimSession:
             _discard(spare)  # it died idle: the next one, or a fresh start whose failure is reported as usual
         return None
 
-    def close(self) -> None:
+    def abandon(self, why: str) -> None:
+        """End the shim now and start no other (``why`` is what a later call is told). A call
+        under way on another thread fails at once instead of waiting for its timeout."""
+        self._refused = ShimNotRunning(why, command=self.argv, cwd=self.cwd)
+        self.close(shutdown_timeout=0.0)
+
+    def close(self, *, shutdown_timeout: float = 1.0) -> None:
         self.handshake = None
-        self.process.close()
+        self.process.close(shutdown_timeout=shutdown_timeout)
         self._restarts_expected = 0
         while self._spares:
             _discard(self._spares.pop())

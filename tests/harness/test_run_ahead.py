@@ -106,3 +106,16 @@ def test_close_waits_for_the_run_under_way_and_later_takes_run_in_the_caller() -
     assert [k for w, k, _ in runs.log if w == "begin"] == ["a"]
     assert ahead.take("c") == "C"
     assert runs.log[-1] == ("end", "c", threading.current_thread().name)
+
+
+def test_busy_while_a_run_is_queued_or_under_way_and_not_after() -> None:
+    runs = Recorder()
+    runs.gates["a"] = threading.Event()
+    ahead = RunAhead(runs)
+    assert not ahead.busy()
+    ahead.start("a")
+    assert ahead.busy()
+    runs.gates["a"].set()
+    assert ahead.take("a") == "A"
+    assert not ahead.busy()
+    ahead.close()

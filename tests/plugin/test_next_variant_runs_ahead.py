@@ -6,8 +6,10 @@ reported under its own variant only."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from inprocess import PluginRunner
 import harness.items
 import harness.run_ahead
 import harness.variant_run
+from harness.process_tree import descendants
 from harness.scenario import load_scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,3 +108,49 @@ def test_a_run_that_breaks_ahead_of_its_turn_fails_its_own_variant_only(
     assert len(failed) == 1 and failed[0].endswith(f"::{target}"), run.output
     assert "shim exited with code 7 (during client.run)" in run.output, run.output
     assert f"{len(nodes) - 1} passed" in run.output, run.output
+
+
+HUNG = "loop-plain-answer[openai-run-uncalled-relay]"  # second: its run starts while the first is judged
+PATIENT = 60.0  # a per-call timeout the end of the session must not wait for
+BUDGET = 20.0  # the whole session, on a loaded 2-core machine
+
+
+class _EndAfterFirstVariant:
+    """The first variant's run and judging happen, then the session ends (as ``raises``)."""
+
+    def __init__(self, raises: type[BaseException]) -> None:
+        self.raises = raises
+        self.calls = 0
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+        result = yield
+        self.calls += 1
+        if self.calls == 1:
+            raise self.raises("the session ends here")
+        return result
+
+
+@pytest.mark.parametrize(
+    ("ending", "args"),
+    [(KeyboardInterrupt, ()), (AssertionError, ("-x",))],
+    ids=["ctrl-c", "stop-on-first-failure"],
+)
+def test_a_session_ending_early_does_not_wait_for_the_run_under_way(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ending: type[BaseException], args: tuple[str, ...]
+) -> None:
+    from inprocess import INNER
+
+    monkeypatch.chdir(REPO)
+    probe = Probe(monkeypatch)
+    command = f"{sys.executable} {REPO / 'tests' / 'plugin' / 'broken_shim.py'} hang {HUNG}"
+    began = time.monotonic()
+    result = pytester.runpytest_inprocess(
+        *INNER, str(UNTIMED), f"--port-cmd={command}", f"--port-timeout={PATIENT:g}", "-p", "no:randomly", *args,
+        plugins=[_EndAfterFirstVariant(ending)], no_reraise_ctrlc=True,
+    )
+    seconds = time.monotonic() - began
+    assert ("run", HUNG) in probe.log, "the hung variant never ran ahead: the test proves nothing"
+    assert seconds < BUDGET, f"the session waited {seconds:.1f} s for a run nobody would judge"
+    assert not descendants(os.getpid(), None), "the hung shim outlived the session"
+    assert result.ret == (pytest.ExitCode.INTERRUPTED if ending is KeyboardInterrupt else pytest.ExitCode.TESTS_FAILED)
