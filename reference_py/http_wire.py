@@ -1,85 +1,31 @@
-"""HTTP/1.1 wire format of reference_py's plain-HTTP client (``http_plain.py``): no I/O here.
+"""HTTP/1.1 framing of reference_py's plain-HTTP client (``http_plain.py``): no I/O here.
 
 The plain client exists to spend less CPU per provider request than httpx, never to send or
-read anything differently: the fake provider records every request, goldens come from this
-oracle, so a request must be the very one httpx sends and a response must read the same.
-This module owns those facts, each copied from httpx 0.28 / h11 behaviour (the parity tests
-in ``tests/reference/test_http_plain_parity.py`` hold them against the installed httpx):
+read anything differently: the fake provider records every request and the goldens come
+from this oracle, so a request must be the very one httpx sends and a response must be read
+as httpx reads it. This module owns the message framing, each fact as httpx 0.28 / h11 has
+it (``tests/reference/test_http_plain_parity.py`` holds them against the installed httpx):
 
 - which URLs the plain client takes (plain ``http://host[:port]/path``; anything else goes
   to httpx, which normalizes and quotes URLs in ways not worth copying);
 - the request head: httpx's default headers, then the caller's, then Content-Length and
   Content-Type, ``Host`` first; the JSON body encoded as httpx's ``json=`` encodes it;
-- the response head, its body framing, keep-alive, Content-Encoding and charset;
-- line splitting exactly as httpx's ``aiter_lines`` (``str.splitlines`` semantics);
-- the errors, named as httpx's so a ProviderError reads the same.
+- the response head, its body framing and whether the connection stays open.
+
+The body's decoding and line splitting are ``http_text.py``'s.
 """
 
 from __future__ import annotations
 
-import codecs
 import functools
 import importlib.util
 import json
 import re
-import sys
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-
-class PlainHTTPError(Exception):
-    """Base of the plain client's errors; subclasses carry httpx's class names."""
-
-
-class ConnectError(PlainHTTPError):
-    pass
-
-
-class ConnectTimeout(PlainHTTPError):
-    pass
-
-
-class ReadTimeout(PlainHTTPError):
-    pass
-
-
-class WriteTimeout(PlainHTTPError):
-    pass
-
-
-class PoolTimeout(PlainHTTPError):
-    pass
-
-
-class ReadError(PlainHTTPError):
-    pass
-
-
-class WriteError(PlainHTTPError):
-    pass
-
-
-class RemoteProtocolError(PlainHTTPError):
-    pass
-
-
-class LocalProtocolError(PlainHTTPError):
-    pass
-
-
-class DecodingError(PlainHTTPError):
-    pass
-
-
-def is_http_error(exc: BaseException) -> bool:
-    """An error of the HTTP exchange itself (plain client or httpx), not of the caller."""
-    if isinstance(exc, PlainHTTPError):
-        return True
-    httpx = sys.modules.get("httpx")  # never imported here: an httpx error implies httpx is loaded
-    return httpx is not None and isinstance(exc, httpx.HTTPError)
-
+from .http_errors import LocalProtocolError, RemoteProtocolError
 
 # ------------------------------------------------------------------ URLs
 
@@ -226,12 +172,12 @@ def parse_head(block: bytes) -> ResponseHead:
     lines = re.split(rb"\r?\n", block)
     status_line = _STATUS_LINE.fullmatch(lines[0])
     if status_line is None:
-        raise RemoteProtocolError(f"illegal status line: {lines[0]!r}")
+        raise RemoteProtocolError(f"illegal status line: {bytearray(lines[0])!r}")  # h11's words
     raw: list[tuple[bytes, bytes]] = []
     for line in _unfolded(lines[1:]):
         field = _HEADER_LINE.fullmatch(line)
         if field is None:
-            raise RemoteProtocolError(f"illegal header line: {line!r}")
+            raise RemoteProtocolError(f"illegal header line: {bytearray(line)!r}")
         raw.append((field.group(1).lower(), field.group(2)))
     encoding = _header_encoding(raw)
     fields = tuple((name.decode("ascii"), value.decode(encoding)) for name, value in raw)
@@ -296,113 +242,3 @@ def keeps_alive(head: ResponseHead, body: Framing) -> bool:
     return "close" not in [token.lower() for token in head.get_list("connection", split_commas=True)]
 
 
-class ContentDecoder:
-    """Undoes the response's Content-Encoding (gzip, deflate, identity; others are passed
-    through undecoded, as httpx does with an encoding it has no decoder for)."""
-
-    def __init__(self, head: ResponseHead) -> None:
-        names = [value.strip().lower() for value in head.get_list("content-encoding", split_commas=True)]
-        # applied in header order, so undone last-first
-        self._steps = [_Decompressor(name) for name in reversed(names) if name in ("gzip", "deflate")]
-
-    def decode(self, data: bytes) -> bytes:
-        for step in self._steps:
-            data = step.decode(data)
-        return data
-
-    def flush(self) -> bytes:
-        data = b""
-        for step in self._steps:
-            data = step.decode(data) + step.flush()
-        return data
-
-
-class _Decompressor:
-    def __init__(self, name: str) -> None:
-        self._deflate = name == "deflate"
-        self._first = True
-        self._zlib = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else zlib.MAX_WBITS | 16)
-
-    def decode(self, data: bytes) -> bytes:
-        first, self._first = self._first, False
-        try:
-            return self._zlib.decompress(data)
-        except zlib.error as exc:
-            if self._deflate and first:  # a raw deflate stream without the zlib header
-                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-                return self.decode(data)
-            raise DecodingError(str(exc)) from exc
-
-    def flush(self) -> bytes:
-        try:
-            return self._zlib.flush()
-        except zlib.error as exc:
-            raise DecodingError(str(exc)) from exc
-
-
-def text_encoding(head: ResponseHead) -> str:
-    """The charset of Content-Type when Python knows it, else UTF-8 (httpx's default)."""
-    content_type = head.get("content-type")
-    if content_type is None or ";" not in content_type:
-        return "utf-8"
-    import email.message  # only a Content-Type with parameters needs the parser httpx uses
-
-    message = email.message.Message()
-    message["content-type"] = content_type
-    charset = message.get_content_charset(failobj=None)
-    if charset is None:
-        return "utf-8"
-    try:
-        codecs.lookup(charset)
-    except LookupError:
-        return "utf-8"
-    return charset
-
-
-def decode_text(content: bytes, encoding: str) -> str:
-    """httpx's ``response.text``: undecodable bytes become U+FFFD."""
-    return codecs.getincrementaldecoder(encoding)(errors="replace").decode(content, True) if content else ""
-
-
-# ------------------------------------------------------------------ lines
-
-# The characters str.splitlines breaks on; "\r\n" counts as one break.
-_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
-class LineSplitter:
-    """Text pieces in, complete lines out (terminators dropped), as ``str.splitlines`` of
-    the whole text: a line is released once its break has arrived; a final ``\\r`` waits
-    for the next piece, which may start with the ``\\n`` of a ``\\r\\n``."""
-
-    def __init__(self) -> None:
-        self._held: list[str] = []  # the text after the last released break
-
-    def feed(self, text: str) -> list[str]:
-        if not text:
-            return []
-        if not _BREAK.search(text) and not (self._held and self._held[-1].endswith("\r")):
-            self._held.append(text)  # no break: nothing to release (and no rescan later)
-            return []
-        pieces = "".join(self._held + [text]).splitlines(keepends=True)
-        last = pieces[-1]
-        if _ends_line(last) and not last.endswith("\r"):
-            self._held = []
-        else:
-            self._held = [pieces.pop()]
-        return [_strip_break(piece) for piece in pieces]
-
-    def flush(self) -> list[str]:
-        """The last line, when the text did not end with a break."""
-        rest, self._held = "".join(self._held), []
-        return [_strip_break(rest)] if rest else []
-
-
-def _ends_line(piece: str) -> bool:
-    return bool(piece) and _BREAK.fullmatch(piece[-1]) is not None
-
-
-def _strip_break(piece: str) -> str:
-    if piece.endswith("\r\n"):
-        return piece[:-2]
-    return piece[:-1] if _ends_line(piece) else piece

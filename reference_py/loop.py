@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import ProviderError
 from .execution import CallRunner, EventSink, WaitFor
 from .hooks import Hooks
-from .http_wire import is_http_error
+from .http_errors import is_http_error
 from .metrics import Metrics
 from .providers import Provider, Turn
 from .providers.base import add_usage, usage_of
