@@ -24,7 +24,8 @@ PATH = "/v1/chat/completions"
 
 @dataclass(frozen=True)
 class Action:
-    """One request: ``post`` (whole response) or ``stream`` (lines as they come)."""
+    """One request: ``post`` (whole response) or ``stream`` (lines as they come); or
+    ``pause``: 50 ms without a request (a server's close reaches the client meanwhile)."""
 
     mode: str = "post"
     body: Any = None
@@ -39,6 +40,9 @@ class Seen:
 
 async def outcome(client: Any, url: str, action: Action) -> dict[str, Any]:
     """What a caller of ``client`` observes for one request."""
+    if action.mode == "pause":
+        await asyncio.sleep(0.05)
+        return {"paused": True}
     body = BODY if action.body is None else action.body
     headers = OPENAI_HEADERS if action.headers is None else action.headers
     try:
