@@ -45,6 +45,7 @@ class PlainURL:
         return self.host if self.port == 80 else f"{self.host}:{self.port}"
 
 
+@functools.lru_cache(maxsize=64)  # a client posts to one or two URLs, again and again
 def plain_url(url: str) -> PlainURL | None:
     """The URL when the plain client can send it exactly as httpx would, else None: a
     plain ``http://`` URL with a lower-case-able DNS name or IPv4 host, no user info, query
@@ -94,14 +95,15 @@ def httpx_version() -> str:
     return str(httpx.__version__)
 
 
-def default_headers() -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=1)
+def default_fields() -> tuple[tuple[bytes, bytes], ...]:
     """httpx's client headers, in its order (``Host`` is added per request)."""
-    return [
-        ("Accept", "*/*"),
-        ("Accept-Encoding", "gzip, deflate"),
-        ("Connection", "keep-alive"),
-        ("User-Agent", f"python-httpx/{httpx_version()}"),
-    ]
+    return (
+        (b"Accept", b"*/*"),
+        (b"Accept-Encoding", b"gzip, deflate"),
+        (b"Connection", b"keep-alive"),
+        (b"User-Agent", f"python-httpx/{httpx_version()}".encode("ascii")),
+    )
 
 
 def encode_json(body: object) -> bytes:
@@ -115,7 +117,7 @@ def request_fields(url: PlainURL, headers: dict[str, str], content_length: int) 
     unless given, Host first. Names and values are ASCII, as httpx requires."""
     given = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
     replaced = {name.lower() for name, _ in given}
-    fields = [(n.encode("ascii"), v.encode("ascii")) for n, v in default_headers() if n.lower().encode() not in replaced]
+    fields = [(name, value) for name, value in default_fields() if name.lower() not in replaced]
     fields += given
     present = {name.lower() for name, _ in fields}
     for name, value in ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json")):

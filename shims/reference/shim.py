@@ -214,7 +214,7 @@ def _warm_up(relay: bool) -> None:
     from reference_py import http_wire
 
     http_wire.plain_path_available()
-    http_wire.httpx_version()
+    http_wire.default_fields()
     if relay:
         import reference_py.relay  # noqa: F401
 
