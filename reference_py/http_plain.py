@@ -162,8 +162,14 @@ async def _chunks(conn: Connection, timeout: float) -> AsyncIterator[bytes]:
                 raise RemoteProtocolError(_INCOMPLETE_CHUNKED)
             left -= len(data)
             yield data
-        if (end := await conn.read_line(timeout)) != b"":
-            raise RemoteProtocolError(_INCOMPLETE_CHUNKED if end is None else "missing \\r\\n after chunk")
+        footer = CRLF
+        while footer:  # compared as it arrives, as h11 does
+            data = await conn.read_some(timeout, len(footer))
+            if not data:
+                raise RemoteProtocolError(_INCOMPLETE_CHUNKED)
+            if data != footer[: len(data)]:
+                raise RemoteProtocolError(f"malformed chunk footer: {bytearray(data)!r} (expected {footer!r})")
+            footer = footer[len(data) :]
 
 
 class PlainHTTPClient:

@@ -1,7 +1,7 @@
 """A response body as the §8 loop reads it from reference_py's plain-HTTP client, each step
 as httpx 0.28 does it: Content-Encoding undone (gzip, deflate), the charset of Content-Type
 (UTF-8 by default, undecodable bytes replaced), and ``aiter_lines``' line splitting, which
-is ``str.splitlines`` of the whole text (``\n``, ``\r\n``, ``\r`` and the other Unicode
+is ``str.splitlines`` of the whole text (``\\n``, ``\\r\\n``, ``\\r`` and the other Unicode
 breaks; a final line without a break still counts) released line by line as bytes arrive.
 No I/O here; ``tests/reference/test_http_plain_lines.py`` holds it against httpx."""
 

@@ -71,6 +71,8 @@ CASES: dict[str, tuple[list[Reply], list[Action]]] = {
     "error: body shorter than Content-Length": ([Reply((b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",), then="close")], [POST]),
     "error: chunked body cut short": ([Reply((b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",), then="close")], [STREAM]),
     "error: bad chunk size": ([Reply((b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n",))], [POST]),
+    "error: no CRLF after chunk data": ([Reply((b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY0\r\n\r\n",), then="close")], [POST]),
+    "chunked: extensions and trailers": ([chunked_reply(b"{}"), Reply((b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;ext=1 \r\n{}\r\n0\r\nX-T: 1\r\n\r\n",))], [POST, POST]),
     "error: bad status line": ([Reply((b"garbage\r\n\r\n",), then="close")], [POST]),
     "error: bad Content-Length": ([Reply((b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{}",), then="close")], [POST]),
     "error: Transfer-Encoding other than chunked": ([Reply((b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n{}",), then="close")], [POST]),
