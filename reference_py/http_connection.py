@@ -91,7 +91,7 @@ class Connection(asyncio.Protocol):
             return False
         sock = transport.get_extra_info("socket")
         # readable while idle = the server closed it (or sent what nobody asked for)
-        return sock is None or not select.select([sock.fileno()], [], [], 0)[0]
+        return sock is None or not _readable(sock.fileno())
 
     def close(self) -> None:
         if self.transport is not None:
@@ -175,6 +175,16 @@ class Connection(asyncio.Protocol):
         line = bytes(self._buffer[:end]).removesuffix(b"\r")
         del self._buffer[: end + 1]
         return line
+
+
+def _readable(fd: int) -> bool:
+    """Whether reading ``fd`` would not block; poll where there is one, as select() fails
+    on a descriptor above FD_SETSIZE (1024) in a process with many files open."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def _expire(future: asyncio.Future[None], timed_out: type[PlainHTTPError]) -> None:

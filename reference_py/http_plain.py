@@ -230,7 +230,7 @@ class PlainHTTPClient:
 
     async def _send(self, method: str, url: PlainURL, body: Any, headers: dict[str, str]) -> PlainResponse:
         content = encode_json(body)
-        fields = request_fields(url, headers, len(content))
+        fields = request_fields(url, headers, len(content), is_json=body is not None)
         keep = not any(name.lower() == b"connection" and b"close" in value.lower() for name, value in fields)
         request = (method, url, fields, content, keep)
         conn = self._reused((url.host, url.port))

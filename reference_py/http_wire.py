@@ -107,25 +107,33 @@ def default_fields() -> tuple[tuple[bytes, bytes], ...]:
 
 
 def encode_json(body: object) -> bytes:
-    """The body httpx's ``json=`` sends (compact, UTF-8, NaN refused)."""
+    """The body httpx's ``json=`` sends (compact, UTF-8, NaN refused; ``json=None`` sends none)."""
+    if body is None:
+        return b""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def request_fields(url: PlainURL, headers: dict[str, str], content_length: int) -> list[tuple[bytes, bytes]]:
+def request_fields(
+    url: PlainURL, headers: dict[str, str], content_length: int, is_json: bool = True
+) -> list[tuple[bytes, bytes]]:
     """The header fields httpx sends for a ``json=`` POST, in its order: defaults, the
     caller's (replacing a default of the same name), Content-Length and Content-Type
-    unless given, Host first. Names and values are ASCII, as httpx requires."""
+    unless given; first Host and, without ``json``, Content-Length 0. Names and values are
+    ASCII, as httpx requires."""
     given = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
     replaced = {name.lower() for name, _ in given}
     fields = [(name, value) for name, value in default_fields() if name.lower() not in replaced]
     fields += given
     present = {name.lower() for name, _ in fields}
-    for name, value in ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json")):
-        if name.lower() not in present:
-            fields.append((name, value))
-    if b"host" not in present:
-        fields.insert(0, (b"Host", url.netloc.encode("ascii")))
-    return fields
+    if is_json:  # the body's own headers come last, each unless given
+        for name, value in ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json")):
+            if name.lower() not in present:
+                fields.append((name, value))
+                present.add(name.lower())
+    auto = [] if b"host" in present else [(b"Host", url.netloc.encode("ascii"))]
+    if not present & {b"content-length", b"transfer-encoding"}:  # a POST without a body says so
+        auto.append((b"Content-Length", b"0"))
+    return auto + fields
 
 
 _FIELD_NAME = re.compile(rb"[-!#$%&'*+.^_`|~0-9a-zA-Z]+")

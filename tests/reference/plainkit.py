@@ -19,6 +19,7 @@ from reference_py import PlainHTTPClient, new_http_client
 OPENAI_HEADERS = {"Authorization": "Bearer sk-test", "Content-Type": "application/json"}
 ANTHROPIC_HEADERS = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01", "Content-Type": "application/json"}
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+NO_BODY = "no body"  # an Action body that posts json=None
 PATH = "/v1/chat/completions"
 
 
@@ -43,7 +44,7 @@ async def outcome(client: Any, url: str, action: Action) -> dict[str, Any]:
     if action.mode == "pause":
         await asyncio.sleep(0.05)
         return {"paused": True}
-    body = BODY if action.body is None else action.body
+    body = BODY if action.body is None else None if action.body == NO_BODY else action.body
     headers = OPENAI_HEADERS if action.headers is None else action.headers
     try:
         if action.mode == "stream":

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from plainkit import ANTHROPIC_HEADERS, OPENAI_HEADERS, Action, assert_same, run_client
+from plainkit import ANTHROPIC_HEADERS, NO_BODY, OPENAI_HEADERS, Action, assert_same, run_client
 from rawserver import DROP, Reply, chunked_reply, json_reply, sse_reply
 
 from reference_py import PlainHTTPClient, http_plain, http_text, http_wire
@@ -45,6 +45,7 @@ CASES: dict[str, tuple[list[Reply], list[Action]]] = {
     "request body: unicode, floats, nesting": ([OK], [Action("post", ODD_BODY)]),
     "request headers: anthropic's": ([OK], [Action("post", headers=ANTHROPIC_HEADERS)]),
     "request headers: a caller's Accept replaces httpx's": ([OK], [Action("post", headers={"accept": "text/event-stream", **OPENAI_HEADERS})]),
+    "request: json=None sends no body": ([OK], [Action("post", NO_BODY)]),
     "request headers: no Content-Type given": ([OK], [Action("post", headers={"Authorization": "Bearer k"})]),
     "stream: SSE until close, then a new connection": ([sse_reply(SSE), OK], [Action("stream", {"stream": True}), POST]),
     "stream: SSE pieces with pauses": ([sse_reply(*[SSE[i:i + 7] for i in range(0, len(SSE), 7)], pause_s=0.002)], [STREAM]),
