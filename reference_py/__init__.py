@@ -23,6 +23,7 @@ from .errors import (
     UnknownToolError,
     WireError,
 )
+from .http_plain import PlainHTTPClient
 from .loop import new_http_client
 from .native import define_tool
 from .store import InMemoryStore
@@ -54,6 +55,7 @@ __all__ = [
     "Answer",
     "Client",
     "InMemoryStore",
+    "PlainHTTPClient",
     "ProviderError",
     "Request",
     "ResumeError",

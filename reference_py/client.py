@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .errors import ResumeError, ToolnexusError
 from .execution import EventSink, WaitFor
@@ -27,6 +25,9 @@ from .store import ConversationStore, InMemoryStore
 from .suspension import NoExtension, SuspensionExtension
 from .toolkit import Toolkit
 from .types import Answer, Request, RunResult, Tool
+
+if TYPE_CHECKING:
+    from .loop import HTTPClient
 
 Starter = Callable[[EventSink], Awaitable[RunResult]]
 _Item = tuple[dict[str, Any], "asyncio.Future[None] | None"]
@@ -219,9 +220,11 @@ def create_client(
     store: ConversationStore | None = None,
     system_prompt: str | None = None,
     relay: bool = True,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: HTTPClient | None = None,
 ) -> Client:
-    """A Client for one provider style; ``wait_for`` may be sync or async."""
+    """A Client for one provider style; ``wait_for`` may be sync or async. ``http_client``
+    (an ``httpx.AsyncClient`` or a ``PlainHTTPClient``) is shared by the client's runs;
+    without it each run opens an httpx client of its own."""
     if not isinstance(base_url, str) or not base_url:
         raise ToolnexusError("create_client: base_url must be a non-empty string")
     if not isinstance(api_key, str):

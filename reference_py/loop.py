@@ -15,19 +15,26 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .errors import ProviderError
 from .execution import CallRunner, EventSink, WaitFor
 from .hooks import Hooks
+from .http_errors import is_http_error
 from .metrics import Metrics
 from .providers import Provider, Turn
 from .providers.base import add_usage, usage_of
 from .suspension import CallOutcome, SuspensionExtension, settle
-from .transport import LazyTLSTransport
 from .types import Request, RunResult, Status, Tool
+
+if TYPE_CHECKING:  # httpx is imported only by a run that uses it
+    from typing import TypeAlias
+
+    import httpx
+
+    from .http_plain import PlainHTTPClient
+
+    HTTPClient: TypeAlias = httpx.AsyncClient | PlainHTTPClient
 
 EXCERPT_CHARS = 200
 
@@ -46,7 +53,7 @@ class LoopConfig:
     hooks: Hooks
     metrics: Metrics
     extension: SuspensionExtension
-    http_client: httpx.AsyncClient | None = None
+    http_client: HTTPClient | None = None
 
 
 def _excerpt(text: str) -> str:
@@ -105,7 +112,7 @@ class Loop:
         )
 
     @contextlib.asynccontextmanager
-    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+    async def _http(self) -> AsyncIterator[HTTPClient]:
         if self.config.http_client is not None:
             yield self.config.http_client
             return
@@ -113,7 +120,7 @@ class Loop:
             yield client
 
     async def _request(
-        self, http: httpx.AsyncClient, body: dict[str, Any], model: str, streaming: bool, events: EventSink
+        self, http: HTTPClient, body: dict[str, Any], model: str, streaming: bool, events: EventSink
     ) -> Turn:
         c = self.config
         url, headers = c.provider.url(c.base_url), c.provider.headers(c.api_key)
@@ -140,7 +147,9 @@ class Loop:
                 except ValueError:
                     raise ProviderError(f"LLM response is not JSON: {_excerpt(response.text)}") from None
                 turn = c.provider.parse(payload)
-        except httpx.HTTPError as exc:
+        except Exception as exc:
+            if not is_http_error(exc):  # httpx's errors, or the plain client's named alike
+                raise
             raise ProviderError(f"LLM request to {url} failed: {type(exc).__name__}: {exc}") from None
         await c.metrics.llm(model, status, _ms(started), turn.usage)
         return turn
@@ -164,7 +173,7 @@ class Loop:
 
     async def _turns(
         self,
-        http: httpx.AsyncClient,
+        http: HTTPClient,
         tools: Sequence[Tool],
         messages: list[dict[str, Any]],
         streaming: bool,
@@ -224,5 +233,10 @@ class Loop:
 def new_http_client() -> httpx.AsyncClient:
     """An HTTP client set up as a run's own. A run without ``http_client`` opens one and
     closes it at its end; one passed to ``create_client(http_client=...)`` is shared by
-    every run of that client and its keep-alive connections with it."""
+    every run of that client and its keep-alive connections with it. (A
+    ``PlainHTTPClient`` may be passed instead: the same requests for less CPU.)"""
+    import httpx  # here, not at the top: a run on a PlainHTTPClient never loads httpx
+
+    from .transport import LazyTLSTransport
+
     return httpx.AsyncClient(timeout=httpx.Timeout(120.0), transport=LazyTLSTransport())

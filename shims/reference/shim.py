@@ -10,8 +10,6 @@ byte-identical-absent-relay baseline).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -64,9 +62,9 @@ class Shim:
         self.channel = channel
         self.relay = relay
         # One HTTP client for the shim's life, shared by every run so runs reuse keep-alive
-        # connections to the provider. Made at start, not on the first run: a shim started
-        # ahead of a restart then pays for the HTTP stack's imports before it is needed.
-        self.http: Any = tn.new_http_client()
+        # connections to the provider: reference_py's plain-HTTP client, which sends what
+        # httpx sends for a fraction of its CPU and never imports httpx for an http:// URL.
+        self.http: Any = tn.PlainHTTPClient()
 
     async def build_toolkit(self, spec: dict[str, Any], executions: list[dict[str, Any]]) -> Any:
         def build(tool: dict[str, Any]) -> Any:
@@ -209,13 +207,14 @@ def _port_error_kind(exc: Exception) -> str | None:
 
 
 def _warm_up(relay: bool) -> None:
-    """Import now what the first run would import on its way (the HTTP stack's asyncio
-    backend, the relay extension when relay is on): a shim spawned ahead of a restart is
-    then ready when taken over, instead of paying ~100 ms inside the first call."""
-    # A private module of anyio: should a release move it, the first run imports what it needs.
-    with contextlib.suppress(ImportError):
-        importlib.import_module("anyio._backends._asyncio")
+    """Do now what the first run would do on its way (the relay extension's import when
+    relay is on, the plain-HTTP client's one-time look-ups): a shim spawned ahead of a
+    restart is then ready when taken over. The HTTP stack is reference_py's plain client,
+    already imported; httpx is never loaded for the harness's http:// provider."""
+    from reference_py import http_wire
 
+    http_wire.plain_path_available()
+    http_wire.default_fields()
     if relay:
         import reference_py.relay  # noqa: F401
 
