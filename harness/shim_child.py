@@ -22,6 +22,8 @@ from . import process_tree
 from .spawn import with_spawn_retry
 
 TERM_GRACE_SECONDS = 2.0  # after SIGTERM, before SIGKILL
+# Signals that end a process from outside; any other end is the process's own doing.
+OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 
 
 class ShimChild:
@@ -55,6 +57,16 @@ class ShimChild:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
+
+    def killed_from_outside(self) -> bool:
+        """It has exited, ended by a signal something else sends to stop a process (the OOM
+        killer's SIGKILL, a user's SIGTERM), not by its own exit or crash."""
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already reaped
+            code = self.proc.returncode
+            return code is not None and -code in OUTSIDE_SIGNALS
+        return info is not None and info.si_code == os.CLD_KILLED and info.si_status in OUTSIDE_SIGNALS
 
     def wait_for_exit(self) -> None:
         """Block until the shim exits (not until its stdout closes); does not reap."""

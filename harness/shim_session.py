@@ -189,9 +189,11 @@ class ShimSession:
     def _take_spare(self) -> ShimChild | None:
         while self._spares:
             spare = self._spares.pop(0)
-            if not spare.exited():
+            if not spare.exited() or not spare.killed_from_outside():
+                # Alive, or it ended by itself before a word was said to it (a shim that
+                # crashes at start): taken over, its start fails and is reported as any would.
                 return spare
-            _discard(spare)  # it died idle: the next one, or a fresh start whose failure is reported as usual
+            _discard(spare)  # killed from outside while idle: the next one, or a fresh start
         return None
 
     def abandon(self, why: str) -> None:

@@ -1,7 +1,8 @@
 """ShimSession.start_ahead/prepare_restart/expect_restarts: the next processes are spawned
 ahead and taken over by the first start or by restarts, replaying ``initialize``; unused spares
-are ended with the session, and a spare that died idle is replaced by a fresh start whose
-failure is reported as usual."""
+are ended with the session. A spare killed from outside while idle is replaced by a fresh
+start whose failure is reported as usual; one that crashed by itself is taken over, so its
+crash is reported."""
 
 from __future__ import annotations
 
@@ -120,3 +121,16 @@ def test_a_process_started_ahead_and_never_used_is_reaped_with_the_session() -> 
     (ahead,) = session._spares
     session.close()
     assert_reaped(ahead.pid)
+
+
+def test_a_spare_that_crashed_by_itself_before_it_was_taken_is_reported(tmp_path: Path) -> None:
+    # A shim that crashes at start must not pass unseen because its process was spawned
+    # ahead and died before anyone spoke to it: the start that takes it over fails.
+    with session_for("crash-at-start", once=tmp_path / "crashed") as session:
+        session.start_ahead()
+        (spare,) = session._spares
+        _wait_for_exit(spare.pid)
+        with pytest.raises(ShimCrashed, match="exited with code"):
+            session.ensure_alive()
+        assert_reaped(spare.pid)
+        assert session.call("client.run", {"echo": 9}, timeout=CALL_TIMEOUT)["echo"] == 9  # the next start works
