@@ -47,10 +47,16 @@ class Run:
 
 
 def wait_sensitive(folder: Path = SCENARIOS) -> list[Path]:
-    """Scenario files with a tool delay or a held waitFor (``Scenario.timed``)."""
-    from harness.scenario import load_scenario
-
-    return [path for path in sorted(folder.glob("*.json")) if load_scenario(path).timed]
+    """Scenario files with a tool delay or a held waitFor (read as data, not by text search)."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        tools = [*(data.get("toolkit") or {}).get("tools", []), *(data.get("toolkit") or {}).get("register", [])]
+        delayed = any(isinstance(t.get("behaviour"), dict) and t["behaviour"].get("delayMs") for t in tools)
+        held = bool(((data.get("host") or {}).get("waitFor") or {}).get("holdUntil"))
+        if delayed or held:
+            found.append(path)
+    return found
 
 
 @contextmanager

@@ -21,12 +21,11 @@ from .cross_resume import CROSS_KEY, CrossResume, Difference
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
 from .evaluate import FAIL, UNEVALUATED, Outcome, evaluate, failure_reason, unevaluated
 from .facts import Facts, facts_for
-from .items import SESSION_KEY, ConformanceFailure, VariantItem, _rule_problem, _rules_of
+from .items import SESSION_KEY, ConformanceFailure, Evidence, VariantItem, _rule_problem, _rules_of
 from .judge import Verdict, judge
 from .rerun import rerun_command
 from .runner import RunRecord, run_variant
 from .session import ConformanceSession
-from .variant_run import Evidence
 
 REASON_BY_ERROR = {"divergence", "port-error"}  # the classes failure_reason picks between
 
@@ -53,10 +52,6 @@ class _Resumer:
 
 
 class CrossVariantItem(VariantItem):
-    @property
-    def may_run_ahead(self) -> bool:
-        return False  # it runs on the main thread with two ports' shims, in its own turn
-
     def runtest(self) -> None:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
         cross = self.config.stash[CROSS_KEY]

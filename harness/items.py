@@ -10,21 +10,21 @@ rule, the scenario file, a minimal diff, the shim's stderr tail and a rerun comm
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import HarnessError
+from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
 from .evaluate import Outcome, evaluate, unevaluated
-from .facts import Facts
+from .facts import Facts, facts_for
 from .golden_files import write_golden
 from .judge import RuleVerdict, Verdict, judge
 from .rerun import rerun_command
 from .rules.golden import GOLDEN_RULES, golden_owner, golden_payload
-from .runner import RunRecord
+from .runner import RunRecord, run_variant
 from .scenario import ScenarioError, Variant, load_scenario
-from .variant_run import Evidence, Execution
 
 if TYPE_CHECKING:
     from .session import ConformanceSession
@@ -34,6 +34,16 @@ REFERENCE_PORTS = {"reference"}
 
 class ConformanceFailure(Exception):
     """A variant's outcomes did not match the port's expectations (rendered, no traceback)."""
+
+
+@dataclass
+class Evidence:
+    """What ``--artifacts`` keeps of a failing variant: the run (absent when the shim failed
+    mid-run), every JSON-RPC line of it, and the shim's stderr as far as it is kept."""
+
+    record: RunRecord | None
+    jsonrpc: list[tuple[str, str]]
+    stderr: str
 
 
 class ScenarioFile(pytest.File):
@@ -71,32 +81,40 @@ class VariantItem(pytest.Item):
         conformance.scenarios_run.add(self.variant.scenario.id)
         if not self.variant.uncalled_relay:
             conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
-        execution = conformance.runs.take(self)
-        conformance.run_next_ahead()
-        self._evidence = execution.evidence
-        outcomes = self._outcomes(conformance, execution)
-        facts = execution.facts
+        facts = facts_for(self.variant)
+        outcomes, stderr_tail = self._outcomes(conformance, facts)
         verdict = judge(facts.node_id, outcomes, conformance.listed_reason, conformance.level, conformance.listed_flaky)
         conformance.record_verdict(facts.scenario_id, verdict)
         if verdict.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
-            raise ConformanceFailure(self._render(conformance, self._problems(conformance, verdict), execution.stderr_tail))
+            raise ConformanceFailure(self._render(conformance, self._problems(conformance, verdict), stderr_tail))
 
-    @property
-    def may_run_ahead(self) -> bool:
-        """Its run may overlap the judging of the item before it (``run_ahead``)."""
-        return not self.variant.scenario.timed
-
-    def _outcomes(self, conformance: ConformanceSession, execution: Execution) -> list[Outcome]:
+    def _outcomes(self, conformance: ConformanceSession, facts: Facts) -> tuple[list[Outcome], str]:
         rules = [r for r in _rules_of(self.variant) if conformance.selected(r)]
-        if execution.unjudged is not None:
-            return unevaluated(rules, execution.unjudged.reason, execution.unjudged.message)
-        record, facts = execution.record, execution.facts
-        assert record is not None  # an execution without a record says why it is unjudged
+        try:
+            handshake = conformance.handshake()
+        except ShimError as exc:
+            return unevaluated(rules, "transport", str(exc)), exc.stderr_tail
+        missing = sorted(self.variant.requires - set(handshake.capabilities))
+        if missing:
+            why = f"the port does not declare the capabilities {missing} this variant needs"
+            return unevaluated(rules, "capability", why), ""
+        shim = conformance.shim()
+        mark = shim.process.transcript.mark()
+        try:
+            record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
+        except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
+            return unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), ""
+        except HarnessError as exc:
+            # The exception holds the crashed process's stderr; the shim may have a new one by now.
+            stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
+            self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
+            return unevaluated(rules, "transport", str(exc)), stderr
+        self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         if self._writes_golden(conformance, record, facts):
             rules = [r for r in rules if r != _owner(self.variant)]
-        return evaluate(record, facts, rules, conformance.checks)
+        return evaluate(record, facts, rules, conformance.checks), self._evidence.stderr
 
     def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
         """--snapshot-update on the reference writes this variant's golden (through

@@ -182,14 +182,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     conformance.start_shim_ahead()
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Tell the session which item comes next, so its run can start while this one is judged."""
-    conformance: ConformanceSession | None = item.config.stash.get(SESSION_KEY, None)
-    if conformance is not None:
-        conformance.next_item = nextitem
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
     if conformance is None:

@@ -58,16 +58,6 @@ class Scenario:
         toolkit = self.data["toolkit"]
         return not any(tool.get("relay") for tool in [*toolkit["tools"], *toolkit.get("register", [])])
 
-    @property
-    def timed(self) -> bool:
-        """A tool with a delay or a held ``waitFor``: the verdict depends on when things
-        happen, so the run must not share the machine with judging another variant."""
-        toolkit = self.data["toolkit"]
-        tools = [*toolkit["tools"], *toolkit.get("register", [])]
-        delayed = any(isinstance(t.get("behaviour"), dict) and t["behaviour"].get("delayMs") for t in tools)
-        held = bool(((self.data.get("host") or {}).get("waitFor") or {}).get("holdUntil"))
-        return delayed or held
-
     def variants(self) -> Iterator[Variant]:
         for style in self.data["styles"]:
             for entry in self.data["entries"]:

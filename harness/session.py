@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .expectations import Expectations
 from .fake_provider import FakeProvider
@@ -22,13 +22,8 @@ from .judge import Verdict
 from .paths import fixtures_dir
 from .ports import ResolvedPort
 from .rules import Check, load_all
-from .run_ahead import RunAhead
 from .run_completeness import RunCoverage
 from .shim_session import Handshake, ShimSession
-from .variant_run import Execution, execute
-
-if TYPE_CHECKING:
-    from .items import VariantItem
 
 # Rules every variant is checked against, whether or not its scenario cites them.
 IMPLICIT_RULES = ("golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events")
@@ -99,22 +94,8 @@ class ConformanceSession:
     # What each selected variant that restarts the shim needs (spares are spawned ahead for
     # those the port's handshake covers; a variant it cannot run restarts nothing).
     restart_needs: list[frozenset[str]] = field(default_factory=list)
-    # The item pytest runs after the current one (set by the plugin before each item).
-    next_item: object | None = None
-    runs: RunAhead[VariantItem, Execution] = field(init=False)
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
-
-    def __post_init__(self) -> None:
-        self.runs = RunAhead(lambda item: execute(item.variant, self, item.path.name))
-
-    def run_next_ahead(self) -> None:
-        """Start the next item's run now, while the current one is judged, if it may."""
-        from .items import VariantItem
-
-        upcoming = self.next_item
-        if isinstance(upcoming, VariantItem) and upcoming.may_run_ahead:
-            self.runs.start(upcoming)
 
     def shim(self) -> ShimSession:
         if self._shim is None:
@@ -150,11 +131,6 @@ class ConformanceSession:
         return self._provider
 
     def close(self) -> None:
-        if self.runs.busy() and self._shim is not None:
-            # The session ended (Ctrl-C, -x, a crash) while a run was under way: nobody will
-            # judge it, so it must not hold the end of the session for its per-call timeout.
-            self._shim.abandon("the pytest session ended while this variant ran")
-        self.runs.close()  # a run under way still uses the shim and the provider
         if self._shim is not None:
             if self._shim.handshake is not None:
                 self.worker_handshake = self._shim.handshake.raw  # kept for the report

@@ -146,7 +146,7 @@ class ShimProcess:
         if child is None:
             return
         self._closing = True
-        if self.usable and shutdown_timeout > 0:
+        if self.usable:
             with contextlib.suppress(ShimError):  # the kill below is the real guarantee
                 self.call("shutdown", None, timeout=shutdown_timeout)
         self._mark_fatal(ShimNotRunning("shim process was closed", **self._context()), delivered=True)

@@ -196,15 +196,9 @@ class ShimSession:
             _discard(spare)  # killed from outside while idle: the next one, or a fresh start
         return None
 
-    def abandon(self, why: str) -> None:
-        """End the shim now and start no other (``why`` is what a later call is told). A call
-        under way on another thread fails at once instead of waiting for its timeout."""
-        self._refused = ShimNotRunning(why, command=self.argv, cwd=self.cwd)
-        self.close(shutdown_timeout=0.0)
-
-    def close(self, *, shutdown_timeout: float = 1.0) -> None:
+    def close(self) -> None:
         self.handshake = None
-        self.process.close(shutdown_timeout=shutdown_timeout)
+        self.process.close()
         self._restarts_expected = 0
         while self._spares:
             _discard(self._spares.pop())
