@@ -11,7 +11,6 @@ as :class:`Forgiven` under that row's advisory rule, not as a violation.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -89,18 +88,22 @@ def absent_byte_identical(record: RunRecord, facts: Facts) -> Iterator[Finding]:
 
 
 def strip_uncalled_relay(tree: dict[str, Any], style: str) -> dict[str, Any]:
-    """The observables without the uncalled relay tool's declaration."""
-    tree = copy.deepcopy(tree)
+    """The observables without the uncalled relay tool's declaration. ``tree`` is left as it
+    is: only the objects on the way to a changed ``tools`` list are copied."""
     name = UNCALLED_RELAY_TOOL["name"]
+    phases = []
     for phase in tree["phases"]:
+        requests = []
         for body in phase["requests"]:
-            if not isinstance(body, dict) or "tools" not in body:
-                continue
-            body["tools"] = [t for t in body["tools"] if declared_name(t, style) != name]
-            if not body["tools"]:
-                del body["tools"]
-                body.pop("tool_choice", None)
-    return tree
+            if isinstance(body, dict) and "tools" in body:
+                body = dict(body)
+                body["tools"] = [t for t in body["tools"] if declared_name(t, style) != name]
+                if not body["tools"]:
+                    del body["tools"]
+                    body.pop("tool_choice", None)
+            requests.append(body)
+        phases.append({**phase, "requests": requests})
+    return {**tree, "phases": phases}
 
 
 @check("relay.uncalled-inert")

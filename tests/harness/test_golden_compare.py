@@ -233,3 +233,23 @@ def test_difference_paths_render_like_schema_violations() -> None:
     # list positions are digit strings in the walk; a key that is no identifier is quoted
     assert render_path(("requests", "0", "headers", "anthropic-version")) == "$.requests[0].headers['anthropic-version']"
     assert render_path(()) == "$"
+
+
+def test_stripping_the_uncalled_relay_leaves_the_observables_it_was_given_unchanged() -> None:
+    # The stripped copy shares what it did not change with the record's observables: a
+    # strip that edited them in place would change what every later check reads.
+    import copy
+
+    from harness.rules.golden import strip_uncalled_relay
+    from harness.scenario import UNCALLED_RELAY_TOOL
+
+    relay = {"type": "function", "function": {"name": UNCALLED_RELAY_TOOL["name"], "parameters": {}}}
+    other = {"type": "function", "function": {"name": "lookup", "parameters": {}}}
+    tree = {
+        "scenario": "s", "variant": "openai-run-uncalled-relay",
+        "phases": [{"requests": [{"model": "m", "tools": [other, relay]}, {"model": "m", "tools": [relay], "tool_choice": "auto"}]}],
+    }
+    before = copy.deepcopy(tree)
+    stripped = strip_uncalled_relay(tree, "openai")
+    assert tree == before, "the observables given were changed"
+    assert stripped["phases"][0]["requests"] == [{"model": "m", "tools": [other]}, {"model": "m"}]
