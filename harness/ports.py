@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .builders.common import NOTE_PREFIX
 from .errors import HarnessError
 from .paths import repo_root
 
@@ -80,6 +81,7 @@ class ResolvedPort:
     env: dict[str, str]
     selector: str = ""  # the command-line options that select this port again (rerun hints)
     expectations_port: str = ""  # the `port` an expectations file for this port names
+    build_notes: tuple[str, ...] = ()  # what the build steps said the user should know
 
     def __post_init__(self) -> None:
         if not self.expectations_port:
@@ -122,15 +124,17 @@ def resolve(
         "src": str(Path(port_src).resolve()) if port_src else "",
     }
     env = {k: v.format(**values) for k, v in port.env.items()}
+    notes: list[str] = []
     for step in port.build if build else ():
-        _run_build_step([part.format(**values) for part in step], env, name)
+        notes += _run_build_step([part.format(**values) for part in step], env, name)
     argv = [part.format(**values) for part in port.start]
     # Absolute, so a rerun hint built from it works from any folder.
     selector = f"--port={name}" + (f" --port-src={shlex.quote(values['src'])}" if port_src else "")
-    return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name)
+    return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name, tuple(notes))
 
 
-def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> None:
+def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> list[str]:
+    """Run one build step; return the notes it printed (``builders.common.note``)."""
     try:
         done = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -138,6 +142,7 @@ def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> None:
     if done.returncode != 0:
         tail = "\n".join(f"  | {line}" for line in (done.stdout + done.stderr).splitlines()[-30:])
         raise PortError(f"building port {name!r} failed (exit {done.returncode}): {shlex.join(argv)}\n{tail}")
+    return [line.removeprefix(NOTE_PREFIX) for line in done.stdout.splitlines() if line.startswith(NOTE_PREFIX)]
 
 
 def describe(port: Any) -> str:

@@ -29,6 +29,8 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
         terminal.write_line(
             f"{r['rule'].ljust(width)}  {r['level']:<10} {r['pass']:>5} {r['fail']:>5} {r['expected']:>9} {r['gap']:>4} {r['notApplicable']:>4} {r['scenarios']:>10}"
         )
+    for text in conformance.port.build_notes:
+        terminal.write_line(f"port build: {text}", yellow=True)
     fewest = conformance.fewest_scenarios()
     if fewest is not None:
         low, at = fewest

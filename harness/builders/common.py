@@ -17,6 +17,39 @@ from pathlib import Path
 TAIL_LINES = 25  # enough of a compiler's or pip's output to show the first real error
 
 
+# A line a build step prints with this prefix is shown in the run's summary even when the
+# build succeeds: something the user should know about the shim it built (e.g. it will run
+# slower than it could, and why).
+NOTE_PREFIX = "note: "
+NOTES_FILE = "build.notes"  # where a build keeps its notes, so a reused build says them again
+
+
+def note(text: str) -> None:
+    print(NOTE_PREFIX + text, flush=True)
+
+
+def keep_notes(out: Path, notes: list[str]) -> None:
+    """Say ``notes`` and keep them in ``out`` for the runs that reuse this build."""
+    for text in notes:
+        note(text)
+    path = out / NOTES_FILE
+    if notes:
+        path.write_text("\n".join(notes) + "\n", encoding="utf-8")
+    else:
+        path.unlink(missing_ok=True)
+
+
+def replay_notes(out: Path) -> None:
+    """Say again the notes of the build kept in ``out`` (a run that reuses it)."""
+    try:
+        kept = (out / NOTES_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    for text in kept:
+        if text.strip():
+            note(text)
+
+
 class BuildError(Exception):
     """A shim cannot be built; the first line of the message says what, for the user."""
 

@@ -30,7 +30,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .common import BuildError, cli, output_tail, run_command
+from .common import BuildError, cli, keep_notes, output_tail, replay_notes, run_command
 from .java_training import MIN_AOT_JAVA, train
 
 MIN_JAVA = 21
@@ -158,6 +158,7 @@ def build(shim: Path, src: Path, out: Path, environ: dict[str, str] | None = Non
     digest = inputs_digest(shim, src, jdk)
     if jar.exists() and (out / ARGFILE).exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest:
         _link_jdk(out, jdk)
+        replay_notes(out)
         return jar
     stamp.unlink(missing_ok=True)
     command = maven_command(shim, src, out, port_version(src))
@@ -173,16 +174,18 @@ def build(shim: Path, src: Path, out: Path, environ: dict[str, str] | None = Non
 
 
 def _aot_cache(out: Path, jdk: Jdk) -> Path | None:
-    """Train the AOT cache when the JDK can (the build's one line says how it went)."""
+    """Train the AOT cache when the JDK can. Without one, a note (kept with the build) says
+    why: the summary of every run on this build shows it."""
     (out / AOT_CACHE).unlink(missing_ok=True)
     if jdk.major < MIN_AOT_JAVA:
-        print(f"java shim: no AOT cache (JDK {jdk.major} < {MIN_AOT_JAVA}); the shim starts cold")
+        keep_notes(out, [f"java shim: no AOT cache (JDK {jdk.major} < {MIN_AOT_JAVA}); each shim starts cold"])
         return None
     write_argfile(out, out / JAR, None)  # the training JVM runs the shim as the suite will
     training = train([str(out / "jdk" / "bin" / "java"), f"@{out / ARGFILE}"], out / AOT_CACHE)
     if training.cache is None:
-        print(f"java shim: no AOT cache, the shim starts cold: {training.problem}")
+        keep_notes(out, [f"java shim: no AOT cache, each shim starts cold: {training.problem}"])
     else:
+        keep_notes(out, [])
         print(f"java shim: AOT cache trained on {training.variants} variants in {training.seconds:.1f} s")
     return training.cache
 

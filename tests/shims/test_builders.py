@@ -6,6 +6,7 @@ rebuild, the Go helper up to the commands it would run on its scratch copy.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -122,3 +123,11 @@ def test_registry_entries_for_python_and_golang() -> None:
     race = ports["golang-race"]
     assert race.needs_source and "--race" in race.build[0] and race.start == golang.start
     assert race.env["GORACE"].split() == ["halt_on_error=1", "exitcode=66"], "a race must end the shim, not just log"
+
+
+def test_notes_a_build_step_prints_reach_the_resolved_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import ports
+
+    said = subprocess.CompletedProcess([], 0, stdout="building\nnote: the shim starts cold\nnote: and why\n", stderr="")
+    monkeypatch.setattr(ports.subprocess, "run", lambda *a, **k: said)
+    assert ports._run_build_step(["build"], {}, "java") == ["the shim starts cold", "and why"]

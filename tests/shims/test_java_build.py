@@ -246,3 +246,38 @@ def test_a_real_build_trains_a_cache_the_shim_then_maps(capsys: pytest.CaptureFi
     assert done.returncode == 0, f"the JVM would not run with its cache:\n{done.stdout}{done.stderr}"
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}  # in any order
     assert set(answers) == {1, 2} and answers[1]["result"]["port"] == "java", done.stdout
+
+
+def test_a_build_without_an_aot_cache_says_why_and_a_reused_build_says_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Without the cache every shim starts cold: the run is slower, and the summary must say why.
+    out = tmp_path / "out"
+    out.mkdir()
+    assert build._aot_cache(out, build.Jdk(tmp_path / "jdk", 21)) is None
+    said = capsys.readouterr().out
+    assert "note: java shim: no AOT cache (JDK 21 < 25); each shim starts cold" in said
+
+    src = fake_checkout(tmp_path / "tn")
+    home = fake_jdk(tmp_path / "jdk21", "21.0.4")
+    jar = out / "target" / "toolnexus-java-shim.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"")
+    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 21))
+    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
+    build.write_argfile(out, jar, None)
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("Maven ran although nothing changed"))
+    build.build(SHIM, src, out, {"JAVA_HOME": str(home), "PATH": ""})
+    assert "note: java shim: no AOT cache (JDK 21 < 25)" in capsys.readouterr().out, "the reused build kept quiet"
+
+
+def test_a_trained_cache_leaves_no_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "build.notes").write_text("java shim: no AOT cache (an earlier build)\n", encoding="utf-8")
+    (out / "jdk" / "bin").mkdir(parents=True)
+    trained = java_training.Training(out / "shim.aot", variants=600, seconds=1.0)
+    monkeypatch.setattr(build, "train", lambda command, cache: trained)
+    assert build._aot_cache(out, build.Jdk(tmp_path / "jdk", 25)) == out / "shim.aot"
+    assert "note:" not in capsys.readouterr().out
+    assert not (out / "build.notes").exists(), "a stale note would be said again on every reuse"
