@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import gate_selection
+import harness_wheel
 import pytest
 
 from harness.fake_provider import FakeProvider
@@ -59,6 +60,12 @@ def _inner_runs_ignore_the_ci_host() -> Iterator[None]:
         patch.delenv("CI", raising=False)
         patch.delenv("BUILD_NUMBER", raising=False)
         yield
+
+
+@pytest.fixture(scope="session")
+def harness_wheel_build(tmp_path_factory: pytest.TempPathFactory) -> harness_wheel.WheelBuild:
+    """This repository's wheel, built once per test run for all xdist workers."""
+    return harness_wheel.harness_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
