@@ -22,16 +22,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from port_build_lock import resolve_locked
 
-from harness.builders import go_shim, java_shim, python_venv
+from harness.builders import go_shim, java_shim
 from harness.builders.common import BuildError
 from harness.paths import repo_root
+from harness.ports import PortError
 
 ROOT = repo_root()
 HONESTY = Path(__file__).resolve().parent / "honesty"
 CHECKOUT = os.environ.get("TOOLNEXUS_SRC")
-# Builds of their own, beside the ports' caches: the gates in tests/ports may build the same
-# ports at the same time under xdist.
+# golang and java: builds of their own, beside the ports' caches (another test may build the
+# same port at the same time under xdist). The python port is the registry's own venv,
+# built under a run-wide lock (port_build_lock), so the run installs it from PyPI once.
 CACHE = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", ROOT / ".cache" / "conformance")).resolve() / "honesty"
 NO_CHECKOUT = "no registry here serves the port; set TOOLNEXUS_SRC to a toolnexus checkout to run it"
 
@@ -99,25 +102,26 @@ def test_js_check_catches_a_shim_that_drops_nulls(tmp_path: Path) -> None:
 # -- python --------------------------------------------------------------------------------
 
 
-def _python_port() -> Path:
-    venv = CACHE / "python-venv"
+def _python_port(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python port's interpreter: the registry's own venv (the one ``--port=python``
+    runs), built once per test run for every test that starts the port."""
     try:
-        python_venv.build(venv, ROOT / "shims" / "python" / "requirements.txt")
-    except BuildError as exc:
+        resolved = resolve_locked(tmp_path_factory, "python")
+    except PortError as exc:
         pytest.skip(f"python shim: cannot install the port from PyPI here: {str(exc).splitlines()[0]}")
-    return python_venv.venv_python(venv)
+    return Path(resolved.argv[0])
 
 
 @pytest.mark.timeout(300)  # installs the port from PyPI when its venv is not cached yet
-def test_python_shim_sends_what_asdict_gives() -> None:
-    done = run([str(_python_port()), str(HONESTY / "python_cases.py"), str(ROOT / "shims" / "python")])
+def test_python_shim_sends_what_asdict_gives(tmp_path_factory: pytest.TempPathFactory) -> None:
+    done = run([str(_python_port(tmp_path_factory)), str(HONESTY / "python_cases.py"), str(ROOT / "shims" / "python")])
     assert done.returncode == 0, done.stderr
     assert_honest(done, "shims/python")
 
 
 @pytest.mark.timeout(300)
-def test_python_check_catches_a_shim_that_drops_none_fields(tmp_path: Path) -> None:
-    python = _python_port()
+def test_python_check_catches_a_shim_that_drops_none_fields(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    python = _python_port(tmp_path_factory)
     shim = tmp_path / "python"
     shutil.copytree(ROOT / "shims" / "python", shim)
     neutral = shim / "neutral.py"
