@@ -3,13 +3,15 @@ and every caller sees the build's outcome (its folder, its skip or its failure).
 
 from __future__ import annotations
 
-import multiprocessing
-import time
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pytest
 from build_once import build_once, run_folder
+
+TESTS = Path(__file__).resolve().parent
 
 
 class Base:
@@ -26,32 +28,40 @@ def factory(folder: Path) -> pytest.TempPathFactory:
     return cast(pytest.TempPathFactory, Base(folder))
 
 
-def _slow_build(folder: Path) -> None:
-    counter = folder.parent / "builds.log"
-    with open(counter, "a", encoding="utf-8") as log:
-        log.write("built\n")
-    time.sleep(0.3)  # long enough for every other process to arrive while it builds
+# One caller, as a process of its own (not a fork: under xdist this worker may run threads,
+# the mutants' pool, and a fork of a threaded process can deadlock on a lock one of them held).
+CALLER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from build_once import build_once
+
+class Base:
+    def getbasetemp(self):
+        return Path(sys.argv[2])
+
+def slow_build(folder):
+    with open(folder.parent / "builds.log", "a", encoding="utf-8") as log:
+        log.write("built\\n")
+    time.sleep(0.3)  # long enough for every other caller to arrive while it builds
     (folder / "artifact").write_text("ready", encoding="utf-8")
 
-
-def _caller(base: str, results: Any) -> None:
-    folder = build_once(factory(Path(base)), "thing", _slow_build)
-    results.put((str(folder), (folder / "artifact").read_text(encoding="utf-8")))
+folder = build_once(Base(), "thing", slow_build)
+print(folder, (folder / "artifact").read_text(encoding="utf-8"))
+"""
 
 
 def test_concurrent_processes_build_once_and_share_the_folder(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
-    callers = [context.Process(target=_caller, args=(str(tmp_path), results)) for _ in range(4)]
-    for caller in callers:
-        caller.start()
-    for caller in callers:
-        caller.join(30)
-    assert [c.exitcode for c in callers] == [0, 0, 0, 0]
-    seen = {results.get(timeout=5) for _ in callers}
-    assert seen == {(str(tmp_path / "shared" / "thing"), "ready")}, "every caller gets the one built folder"
-    builds = (tmp_path / "shared" / "builds.log").read_text(encoding="utf-8").splitlines()
+    base = tmp_path / "run"
+    base.mkdir()
+    argv = [sys.executable, "-c", CALLER, str(TESTS), str(base)]
+    callers = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [caller.communicate(timeout=120) for caller in callers]
+    assert [c.returncode for c in callers] == [0, 0, 0, 0], outputs
+    builds = (base / "shared" / "builds.log").read_text(encoding="utf-8").splitlines()
     assert builds == ["built"], f"the build ran {len(builds)} times for 4 callers"
+    seen = {out.strip() for out, _ in outputs}
+    assert seen == {f"{base / 'shared' / 'thing'} ready"}, "every caller gets the one built folder"
 
 
 def test_a_skipped_build_skips_every_later_caller_with_its_reason(tmp_path: Path) -> None:

@@ -12,7 +12,12 @@ from build_once import shared_lock
 from harness.ports import ResolvedPort, resolve
 
 
+def lock_name(port: str) -> str:
+    """The run-wide lock of ``port``'s build (``build_once.shared_lock``)."""
+    return f"port-build-{port}"
+
+
 def resolve_locked(tmp_path_factory: pytest.TempPathFactory, port: str, port_src: str | None = None) -> ResolvedPort:
     """``resolve(port)`` (building it if its cache is not current) under the port's lock."""
-    with shared_lock(tmp_path_factory, f"port-build-{port}"):
+    with shared_lock(tmp_path_factory, lock_name(port)):
         return resolve(port, None, port_src, None)

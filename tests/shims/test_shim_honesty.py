@@ -22,19 +22,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from port_build_lock import resolve_locked
+from build_once import shared_lock
+from port_build_lock import lock_name, resolve_locked
 
 from harness.builders import go_shim, java_shim
 from harness.builders.common import BuildError
 from harness.paths import repo_root
-from harness.ports import PortError
+from harness.ports import PortError, cache_dir
 
 ROOT = repo_root()
 HONESTY = Path(__file__).resolve().parent / "honesty"
 CHECKOUT = os.environ.get("TOOLNEXUS_SRC")
-# golang and java: builds of their own, beside the ports' caches (another test may build the
-# same port at the same time under xdist). The python port is the registry's own venv,
-# built under a run-wide lock (port_build_lock), so the run installs it from PyPI once.
+# Builds of the shims' broken copies, beside the ports' caches. The unchanged python and java
+# shims are the registry's own builds, made under a run-wide lock per port (port_build_lock),
+# so a run installs the python port from PyPI and builds the java shim with Maven once.
 CACHE = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", ROOT / ".cache" / "conformance")).resolve() / "honesty"
 NO_CHECKOUT = "no registry here serves the port; set TOOLNEXUS_SRC to a toolnexus checkout to run it"
 
@@ -193,8 +194,12 @@ def _wire_check(shim: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(900)  # a Maven build when the jar is not cached yet
-def test_java_shim_sends_what_jackson_defaults_give() -> None:
-    assert_honest(_wire_check(ROOT / "shims" / "java", CACHE / "java"), "shims/java")
+def test_java_shim_sends_what_jackson_defaults_give(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # The registry's own build of the shim (the one --port=java runs: same shim, checkout and
+    # JDK, so the same build), made once per test run under that port's lock.
+    with shared_lock(tmp_path_factory, lock_name("java")):
+        done = _wire_check(ROOT / "shims" / "java", cache_dir() / "java")
+    assert_honest(done, "shims/java")
 
 
 @pytest.mark.timeout(900)
