@@ -28,6 +28,13 @@ def factory(folder: Path) -> pytest.TempPathFactory:
     return cast(pytest.TempPathFactory, Base(folder))
 
 
+@pytest.fixture(autouse=True)
+def _outside_xdist(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in base folder is the run's folder itself, for this process and the callers
+    it starts, even when this test runs in an xdist worker."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+
+
 # One caller, as a process of its own (not a fork: under xdist this worker may run threads,
 # the mutants' pool, and a fork of a threaded process can deadlock on a lock one of them held).
 CALLER = """
