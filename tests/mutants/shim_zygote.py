@@ -39,14 +39,17 @@ STATUS = struct.Struct("!i")
 
 
 def preload() -> tuple[dict[str, object], object]:
-    """The catalogue and a pristine reference shim module, with what its first run imports."""
+    """The catalogue and a pristine reference shim module, with what its first run imports.
+
+    Not ``reference_py.relay``: a client with relay off must run with it never imported, so
+    each child imports it on its own when its mutant runs with relay (the shim's warm-up).
+    """
     from catalog import load
 
     mutants = load()
     shim = mutant_shim.load_reference_shim()
     with contextlib.suppress(ImportError):  # as the shim's own warm-up: a private anyio module
         importlib.import_module("anyio._backends._asyncio")
-    importlib.import_module("reference_py.relay")
     return mutants, shim  # type: ignore[return-value]
 
 

@@ -9,6 +9,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,3 +138,14 @@ def test_stopping_the_zygote_ends_and_reaps_every_live_shim() -> None:
     assert not Path(f"/proc/{zygote}").exists(), "the zygote is reaped when the pass ends"
     assert gone_within(forked, 5), "a live shim ends with its zygote"
     assert process.wait(10) != 0, "its client reports that its shim did not finish"
+
+
+def test_the_zygote_never_imports_the_relay_extension_for_its_children() -> None:
+    """A shim with relay off runs with ``reference_py.relay`` never imported, warm or cold."""
+    probe = (
+        "import sys; sys.path.insert(0, 'tests/mutants'); import shim_zygote; shim_zygote.preload(); "
+        "print('reference_py.relay' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False", "the zygote preloads reference_py.relay, so no-relay mutants would run with it"
