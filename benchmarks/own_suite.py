@@ -7,9 +7,10 @@ Runs the README's test command (``python -m pytest -n auto tests fixtures/scenar
 --port=reference``; ``--gates``: the gate command, ``python -m pytest -n auto tests/gates``;
 PATHs: only those, for a smoke run) as a subprocess and prints: its summary line, wall time,
 CPU time (user+sys of pytest and every process it reaped, the mutants' fork server included)
-against what two cores give in that wall time, the 1-minute load before and after, the test
-time summed per folder (what one core spent in each; the mutants' pool overlaps its own
-tests, so its sum counts waits more than once), the failed tests, and the slowest tests.
+against what two cores give in that wall time, the 1-minute load before and after, the failed
+tests, the skipped ones with their reasons, the test time summed per folder (what one core
+spent in each; the mutants' pool overlaps its own tests, so its sum counts waits more than
+once), and the slowest tests.
 """
 
 from __future__ import annotations
@@ -36,6 +37,18 @@ def folder_of(test: ET.Element) -> str:
     if parts[0] != "tests":
         return "fixtures/scenarios (the reference suite)"
     return "/".join(parts[:2])
+
+
+def skip_lines(tests: list[ET.Element]) -> list[str]:
+    """One line per skipped test with its reason, so two runs' skip counts can be compared
+    test by test."""
+    lines = []
+    for test in tests:
+        skipped = test.find("skipped")
+        if skipped is not None:
+            reason = (skipped.get("message") or "").replace("\n", " ")[:160]
+            lines.append(f"SKIPPED {test.get('classname')}::{test.get('name')}: {reason}")
+    return lines
 
 
 def main() -> int:
@@ -73,6 +86,8 @@ def main() -> int:
     failed = [t for t in tests if t.find("failure") is not None or t.find("error") is not None]
     for test in failed:
         print(f"FAILED {test.get('classname')}::{test.get('name')}")
+    for line in skip_lines(tests):
+        print(line)
     per_folder: Counter[str] = Counter()
     counts: Counter[str] = Counter()
     for test in tests:

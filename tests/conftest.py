@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import gate_selection
+import harness_wheel
 import pytest
 
 from harness.fake_provider import FakeProvider
@@ -59,6 +60,27 @@ def _inner_runs_ignore_the_ci_host() -> Iterator[None]:
         patch.delenv("CI", raising=False)
         patch.delenv("BUILD_NUMBER", raising=False)
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _inner_runs_cache_bytecode() -> Iterator[None]:
+    """The Python processes the tests start (inner pytest runs, CLIs, shims) keep compiled
+    bytecode in __pycache__ beside the sources (ignored by git), as Python does by default.
+
+    A machine that sets PYTHONDONTWRITEBYTECODE (this one, CI runners) makes every such
+    process compile the harness, reference_py and pytest's rewritten asserts from source
+    again: ~0.8 s of CPU per inner pytest start, over a hundred starts in a run. What the
+    processes do is unchanged; only where their bytecode comes from.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+        yield
+
+
+@pytest.fixture(scope="session")
+def harness_wheel_build(tmp_path_factory: pytest.TempPathFactory) -> harness_wheel.WheelBuild:
+    """This repository's wheel, built once per test run for all xdist workers."""
+    return harness_wheel.harness_wheel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -68,3 +68,18 @@ def test_http_client_cost_measures_both_clients() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "reference_py (httpx)" in done.stdout and "bare asyncio HTTP/1.1" in done.stdout, done.stdout
+
+
+def test_own_suite_lists_each_skipped_test_with_its_reason() -> None:
+    import importlib.util
+    import xml.etree.ElementTree as ET
+
+    spec = importlib.util.spec_from_file_location("own_suite", ROOT / "benchmarks" / "own_suite.py")
+    assert spec is not None and spec.loader is not None
+    own_suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(own_suite)
+    suite = ET.fromstring(
+        '<testsuite><testcase classname="tests.a" name="test_ran"/>'
+        '<testcase classname="tests.b" name="test_left"><skipped message="go is not\ninstalled"/></testcase></testsuite>'
+    )
+    assert own_suite.skip_lines(list(suite.iter("testcase"))) == ["SKIPPED tests.b::test_left: go is not installed"]

@@ -3,7 +3,9 @@ repository's wheel, let ``ci-gate/run_gate.sh`` install it into a fresh venv, an
 gate inside a copy of a port's repository with ``GITHUB_STEP_SUMMARY`` pointing at a file.
 Each test checks the exit code, the JUnit XML and what the job summary says.
 
-The harness wheel and the python port come from the package index; without one the tests
+The harness wheel is built once per test run and the gate venv shared by the run's tests
+(the first gate run installs it fresh, the later ones reuse it, as run_gate.sh allows); the
+harness's dependencies and the python port come from the package index; without one the tests
 are skipped with that reason. The golang test needs ``go`` and a toolnexus checkout in
 ``TOOLNEXUS_SRC`` (copied, never touched).
 """
@@ -21,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from build_once import run_folder, shared_lock
+from harness_wheel import WheelBuild
 
 REPO = Path(__file__).resolve().parents[2]
 GATE = REPO / "ci-gate" / "run_gate.sh"
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", ".cache", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis")
 pytestmark = pytest.mark.timeout(1800)
 
 
@@ -44,28 +47,24 @@ class GateResult:
 
 
 @pytest.fixture(scope="module")
-def harness_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This repository's wheel, built from a clean copy (a stale build/ folder in the
-    checkout must not leak into it)."""
-    work = tmp_path_factory.mktemp("wheel")
-    shutil.copytree(REPO, work / "src", ignore=NOT_SOURCE)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(work / "dist"), str(work / "src")],
-        check=False, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.skip(f"cannot build the harness wheel (pip needs setuptools from the package index): {done.stderr[-600:]}")
-    (wheel,) = (work / "dist").glob("toolnexus_conformance-*.whl")
-    return wheel
+def harness_wheel(harness_wheel_build: WheelBuild) -> Path:
+    """This repository's wheel (built once per test run, from a clean copy: a stale build/
+    folder in the checkout must not leak into it)."""
+    if harness_wheel_build.wheel is None:
+        pytest.skip(f"cannot build the harness wheel (pip needs setuptools from the package index): {harness_wheel_build.error}")
+    return harness_wheel_build.wheel
 
 
 @pytest.fixture(scope="module")
 def gate_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("gate") / "venv"
+    """One gate venv for the whole test run, whatever the number of xdist workers: the first
+    gate run creates it and installs the harness with its dependencies from the package index
+    (run_gate.sh's fresh install), every later one reuses it (its "existing venv" path)."""
+    return run_folder(tmp_path_factory) / "shared" / "gate-venv"
 
 
 @pytest.fixture
-def run_gate(harness_wheel: Path, gate_venv: Path, tmp_path: Path) -> Iterator:
+def run_gate(harness_wheel: Path, gate_venv: Path, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     summary = tmp_path / "step-summary.md"
 
     def run(repo: Path, *args: str) -> GateResult:
@@ -77,7 +76,15 @@ def run_gate(harness_wheel: Path, gate_venv: Path, tmp_path: Path) -> Iterator:
             GITHUB_STEP_SUMMARY=str(summary),
             PYTHON=sys.executable,
         )
-        done = subprocess.run([str(GATE), *args], cwd=repo, env=env, check=False, capture_output=True, text=True, timeout=1700)
+        done = None
+        # Two gates must not create the one venv at the same time: the first run (the fresh
+        # install) holds the run-wide lock; once the venv exists, runs only read it and go
+        # side by side.
+        with shared_lock(tmp_path_factory, "gate-venv"):
+            if not (gate_venv / "bin" / "python").exists():
+                done = subprocess.run([str(GATE), *args], cwd=repo, env=env, check=False, capture_output=True, text=True, timeout=1700)
+        if done is None:
+            done = subprocess.run([str(GATE), *args], cwd=repo, env=env, check=False, capture_output=True, text=True, timeout=1700)
         output = done.stdout + done.stderr
         if done.returncode != 0 and "pip" in output and ("Could not find a version" in output or "No matching distribution" in output):
             pytest.skip(f"the package index cannot serve the harness's dependencies: {output[-400:]}")

@@ -1,6 +1,7 @@
 """Running many mutants at once: each on its own thread, in a process forked from one warm
-fork server (``forked_pytest``), started together the first time a test asks, so the
-catalogue costs about one mutant run per core rather than one after another. Under xdist
+fork server (``forked_pytest``), its shims forked from a warm zygote (``warm_shims``),
+started together the first time a test asks, so the catalogue costs about one mutant run
+per core rather than one after another. Under xdist
 every worker collects every mutant test, so the workers of one test run claim each mutant
 in a shared folder (``kill_runner.kill_once_per_run``): each mutant runs once per test run,
 whatever the number of workers.
@@ -12,12 +13,13 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from multiprocessing import forkserver
 from pathlib import Path
 
 import forked_pytest
 from kill_runner import KillReport, kill_once_per_run
+from warm_shims import warm_shims
 
 WORKERS = max(2, os.cpu_count() or 2)
 
@@ -33,12 +35,16 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     shared = Path(tempfile.gettempdir()) / f"toolnexus-mutants-{label}-{run_id}" if run_id else None
     runner = forked_pytest.Forked()
+    shims = ExitStack()
+    shim = shims.enter_context(warm_shims())
     pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="mutant")
-    futures = {name: pool.submit(kill_once_per_run, name, files[name], shared, runner) for name in order}
+    futures = {name: pool.submit(kill_once_per_run, name, files[name], shared, runner, shim) for name in order}
     try:
         yield futures
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+        # Runs still going (an interrupted session) lose their shims: they are abandoned anyway.
+        shims.close()
         if all(future.done() for future in futures.values()):
             # Stop and reap the fork server, so the CPU time of the runs it forked is counted
             # for this process (`time` and benchmarks/own_suite.py see it).

@@ -113,33 +113,41 @@ def scenario_files(rules: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def pytest_args(mutant: str, files: tuple[str, ...], report: Path, *, python: str = sys.executable) -> list[str]:
-    """The arguments of ``python -m pytest`` for one kill run."""
-    shim = f"{shlex.quote(python)} tests/mutants/mutant_shim.py {mutant}"
-    return ["-q", "--port-cmd", shim, "--port-timeout", "20", f"--conformance-report={report}", *files]
+def cold_shim(python: str = sys.executable) -> str:
+    """The command (before the mutant's name) that starts a mutant shim from scratch."""
+    return f"{shlex.quote(python)} tests/mutants/mutant_shim.py"
 
 
-def run_once(mutant: str, files: tuple[str, ...], runner: Runner) -> KillRun:
+def pytest_args(mutant: str, files: tuple[str, ...], report: Path, *, shim: str | None = None) -> list[str]:
+    """The arguments of ``python -m pytest`` for one kill run; ``shim`` starts a mutant shim
+    given the mutant's name (``cold_shim()``, or a warm zygote's client: ``kill_pool``)."""
+    command = f"{shim or cold_shim()} {mutant}"
+    return ["-q", "--port-cmd", command, "--port-timeout", "20", f"--conformance-report={report}", *files]
+
+
+def run_once(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None = None) -> KillRun:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant}-") as folder:
         target = Path(folder) / "report.json"
-        returncode, output = runner(pytest_args(mutant, files, target), RUN_TIMEOUT_S)
+        returncode, output = runner(pytest_args(mutant, files, target, shim=shim), RUN_TIMEOUT_S)
         report = json.loads(target.read_text(encoding="utf-8")) if target.exists() else None
     return KillRun(files, returncode, output, time.monotonic() - started, report)
 
 
-def kill(mutant: str, files: tuple[str, ...], runner: Runner) -> KillReport:
+def kill(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None = None) -> KillReport:
     report = KillReport(mutant)
-    report.runs.append(run_once(mutant, files, runner))
+    report.runs.append(run_once(mutant, files, runner, shim))
     return report
 
 
-def kill_once_per_run(mutant: str, files: tuple[str, ...], shared: Path | None, runner: Runner) -> KillReport:
+def kill_once_per_run(
+    mutant: str, files: tuple[str, ...], shared: Path | None, runner: Runner, shim: str | None = None
+) -> KillReport:
     """``kill``, run by one process of a test run only: under pytest-xdist every worker
     collects every mutant test, so the first worker to claim a mutant runs it and the others
     read its report from ``shared`` (a folder all workers of one run agree on)."""
     if shared is None:
-        return kill(mutant, files, runner)
+        return kill(mutant, files, runner, shim)
     shared.mkdir(parents=True, exist_ok=True)
     done = shared / f"{mutant}.json"
     try:
@@ -153,7 +161,7 @@ def kill_once_per_run(mutant: str, files: tuple[str, ...], shared: Path | None, 
         raw = json.loads(done.read_text(encoding="utf-8"))
         return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
                                    for r in raw["runs"]])
-    report = kill(mutant, files, runner)
+    report = kill(mutant, files, runner, shim)
     partial = done.with_suffix(".partial")
     partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
     partial.replace(done)

@@ -12,6 +12,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -28,21 +29,37 @@ def load_reference_shim() -> ModuleType:
     return module
 
 
-def main(argv: list[str]) -> int:
-    from catalog import load
-
-    mutants = load()
+def chosen_mutant(argv: list[str], mutants: dict[str, Any]) -> Any | None:
+    """The mutant ``argv`` names, or None after saying on stderr what was expected."""
     names = [a for a in argv[1:] if not a.startswith("--")]
     if len(names) != 1 or names[0] not in mutants:
         print(f"mutant shim: expected one mutant name, one of: {', '.join(sorted(mutants))}", file=sys.stderr)
-        return 2
-    chosen = mutants[names[0]]
-    shim = load_reference_shim()
+        return None
+    return mutants[names[0]]
+
+
+def serve_mutant(argv: list[str], chosen: Any, shim: ModuleType) -> int:
+    """Apply ``chosen`` to ``shim`` (a freshly loaded reference shim) and serve on stdio."""
     chosen.patch(shim)
     relay = chosen.relay and "--no-relay" not in argv[1:]
     print(f"mutant shim: {chosen.name}: {chosen.description}", file=sys.stderr, flush=True)
     asyncio.run(shim.serve(relay=relay))
     return 0
+
+
+def serve_loaded(argv: list[str], mutants: dict[str, Any], shim: ModuleType) -> int:
+    """The shim for ``argv`` from an already loaded catalogue and shim module (the zygote's)."""
+    chosen = chosen_mutant(argv, mutants)
+    return 2 if chosen is None else serve_mutant(argv, chosen, shim)
+
+
+def main(argv: list[str]) -> int:
+    from catalog import load
+
+    chosen = chosen_mutant(argv, load())
+    if chosen is None:
+        return 2
+    return serve_mutant(argv, chosen, load_reference_shim())
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 in the port's own repository, with the harness installed from its wheel (not editable), so
 the scenarios live in site-packages, outside the rootdir.
 
-The test builds the wheel, installs it into a fresh venv (the harness's dependencies come
-from this test's environment through a .pth file, so no package index is needed for them),
-runs a failing variant from a "port repository" folder, and then runs the printed hint
+The test takes the wheel (built once per test run: tests/harness_wheel.py), installs it
+into a fresh venv (the harness's dependencies come from this test's environment through a
+.pth file, so no package index is needed for them), runs a failing variant from a "port repository" folder, and then runs the printed hint
 verbatim from yet another folder: it must select that one variant and fail it the same way.
 """
 
@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import site
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from plugin_runner import REPO
+from harness_wheel import WheelBuild
 
 # Building the wheel fetches the build backend (setuptools) into an isolated environment.
 pytestmark = pytest.mark.timeout(900)
 
-SOURCES = ("pyproject.toml", "README.md", "harness", "reference_py", "schemas", "fixtures", "shims")
 VARIANT = "relay-single-durable[openai-run]"
 
 
@@ -32,20 +30,9 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout:
     return subprocess.run(argv, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def _install_wheel(tmp_path: Path) -> Path:
+def _install_wheel(tmp_path: Path, build: WheelBuild) -> Path:
     """A venv with the harness installed from its wheel; returns its bin folder."""
-    source = tmp_path / "source"
-    source.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "target", "*.egg-info", "build")
-    for name in SOURCES:
-        origin = REPO / name
-        if origin.is_dir():
-            shutil.copytree(origin, source / name, ignore=ignore)
-        else:
-            shutil.copy(origin, source / name)
-    wheels = tmp_path / "wheels"
-    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)], tmp_path)
-    assert built.returncode == 0, built.stdout + built.stderr
+    assert build.wheel is not None, f"pip could not build the harness wheel:\n{build.error}"
     venv = tmp_path / "venv"
     made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path)
     assert made.returncode == 0, made.stderr
@@ -54,14 +41,13 @@ def _install_wheel(tmp_path: Path) -> Path:
     # The dependencies (pytest, syrupy, ...) from this environment, after the venv's own
     # site-packages on sys.path, so the wheel's harness is the one imported.
     Path(purelib, "harness_deps.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
-    wheel = next(wheels.glob("toolnexus_conformance-*.whl"))
-    installed = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp_path)
+    installed = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index", str(build.wheel)], tmp_path)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     return venv / "bin"
 
 
-def test_the_rerun_hint_reruns_the_same_variant_from_a_port_repository(tmp_path: Path) -> None:
-    bin_dir = _install_wheel(tmp_path)
+def test_the_rerun_hint_reruns_the_same_variant_from_a_port_repository(tmp_path: Path, harness_wheel_build: WheelBuild) -> None:
+    bin_dir = _install_wheel(tmp_path, harness_wheel_build)
     env = {k: v for k, v in os.environ.items() if k not in {"TOOLNEXUS_CONFORMANCE_FIXTURES", "PYTHONPATH", "VIRTUAL_ENV"}}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     port_repo = tmp_path / "port-repo"

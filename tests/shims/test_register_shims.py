@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from port_build_lock import resolve_locked
 
-from harness.ports import load_registry, resolve
+from harness.ports import load_registry
 from harness.shim_session import ShimSession
 
 CHECKOUT = os.environ.get("TOOLNEXUS_SRC")
@@ -53,14 +54,14 @@ def assert_register_applied(port: str, described: dict[str, Any]) -> None:
 
 
 @pytest.fixture
-def session(request: pytest.FixtureRequest) -> Iterator[ShimSession]:
+def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShimSession]:
     port: str = request.param
     entry = load_registry()[port]
     if entry.toolchain and shutil.which(entry.toolchain) is None:
         pytest.skip(f"{port} shim: toolchain {entry.toolchain!r} is not installed on this machine")
     if entry.needs_source and not CHECKOUT:
         pytest.skip(f"{port} shim: {NO_CHECKOUT}")
-    resolved = resolve(port, None, CHECKOUT if entry.takes_source else None, None)
+    resolved = resolve_locked(tmp_path_factory, port, CHECKOUT if entry.takes_source else None)
     env = {**os.environ, **resolved.env} if resolved.env else None
     with ShimSession(resolved.argv, env=env, start_timeout=60) as running:
         running.ensure_alive()

@@ -22,16 +22,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from build_once import shared_lock
+from port_build_lock import lock_name, resolve_locked
 
-from harness.builders import go_shim, java_shim, python_venv
+from harness.builders import go_shim, java_shim
 from harness.builders.common import BuildError
 from harness.paths import repo_root
+from harness.ports import PortError, cache_dir
 
 ROOT = repo_root()
 HONESTY = Path(__file__).resolve().parent / "honesty"
 CHECKOUT = os.environ.get("TOOLNEXUS_SRC")
-# Builds of their own, beside the ports' caches: the gates in tests/ports may build the same
-# ports at the same time under xdist.
+# Builds of the shims' broken copies, beside the ports' caches. The unchanged python and java
+# shims are the registry's own builds, made under a run-wide lock per port (port_build_lock),
+# so a run installs the python port from PyPI and builds the java shim with Maven once.
 CACHE = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", ROOT / ".cache" / "conformance")).resolve() / "honesty"
 NO_CHECKOUT = "no registry here serves the port; set TOOLNEXUS_SRC to a toolnexus checkout to run it"
 
@@ -99,25 +103,26 @@ def test_js_check_catches_a_shim_that_drops_nulls(tmp_path: Path) -> None:
 # -- python --------------------------------------------------------------------------------
 
 
-def _python_port() -> Path:
-    venv = CACHE / "python-venv"
+def _python_port(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python port's interpreter: the registry's own venv (the one ``--port=python``
+    runs), built once per test run for every test that starts the port."""
     try:
-        python_venv.build(venv, ROOT / "shims" / "python" / "requirements.txt")
-    except BuildError as exc:
+        resolved = resolve_locked(tmp_path_factory, "python")
+    except PortError as exc:
         pytest.skip(f"python shim: cannot install the port from PyPI here: {str(exc).splitlines()[0]}")
-    return python_venv.venv_python(venv)
+    return Path(resolved.argv[0])
 
 
 @pytest.mark.timeout(300)  # installs the port from PyPI when its venv is not cached yet
-def test_python_shim_sends_what_asdict_gives() -> None:
-    done = run([str(_python_port()), str(HONESTY / "python_cases.py"), str(ROOT / "shims" / "python")])
+def test_python_shim_sends_what_asdict_gives(tmp_path_factory: pytest.TempPathFactory) -> None:
+    done = run([str(_python_port(tmp_path_factory)), str(HONESTY / "python_cases.py"), str(ROOT / "shims" / "python")])
     assert done.returncode == 0, done.stderr
     assert_honest(done, "shims/python")
 
 
 @pytest.mark.timeout(300)
-def test_python_check_catches_a_shim_that_drops_none_fields(tmp_path: Path) -> None:
-    python = _python_port()
+def test_python_check_catches_a_shim_that_drops_none_fields(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    python = _python_port(tmp_path_factory)
     shim = tmp_path / "python"
     shutil.copytree(ROOT / "shims" / "python", shim)
     neutral = shim / "neutral.py"
@@ -189,8 +194,12 @@ def _wire_check(shim: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(900)  # a Maven build when the jar is not cached yet
-def test_java_shim_sends_what_jackson_defaults_give() -> None:
-    assert_honest(_wire_check(ROOT / "shims" / "java", CACHE / "java"), "shims/java")
+def test_java_shim_sends_what_jackson_defaults_give(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # The registry's own build of the shim (the one --port=java runs: same shim, checkout and
+    # JDK, so the same build), made once per test run under that port's lock.
+    with shared_lock(tmp_path_factory, lock_name("java")):
+        done = _wire_check(ROOT / "shims" / "java", cache_dir() / "java")
+    assert_honest(done, "shims/java")
 
 
 @pytest.mark.timeout(900)
