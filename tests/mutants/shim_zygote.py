@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import importlib
 import json
 import os
 import selectors
@@ -48,8 +47,6 @@ def preload() -> tuple[dict[str, object], object]:
 
     mutants = load()
     shim = mutant_shim.load_reference_shim()
-    with contextlib.suppress(ImportError):  # as the shim's own warm-up: a private anyio module
-        importlib.import_module("anyio._backends._asyncio")
     return mutants, shim  # type: ignore[return-value]
 
 
