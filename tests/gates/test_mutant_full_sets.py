@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutants"))
 
 from catalog import load  # noqa: E402
-from kill_pool import kill_all  # noqa: E402
+from kill_pool import kill_all, requested  # noqa: E402
 from kill_runner import KillReport, scenario_files  # noqa: E402
 from kill_scope import PIN_COMMAND, Fired, hidden_by, load_pins, stale  # noqa: E402
 from kill_verdict import message, problems  # noqa: E402
@@ -31,8 +31,7 @@ MUTANTS = load()
 
 @pytest.fixture(scope="session")
 def full_reports(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[KillReport]]]:
-    wanted = [item.callspec.params["name"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_full_set_shows_nothing_the_scope_hides"]
+    wanted = requested(request.session.items, "test_full_set_shows_nothing_the_scope_hides")
     with kill_all(wanted, lambda name: scenario_files(MUTANTS[name].kills), "full") as futures:
         yield futures
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from multiprocessing import forkserver
@@ -22,6 +22,15 @@ from kill_runner import KillReport, kill_once_per_run
 from warm_shims import warm_shims
 
 WORKERS = max(2, os.cpu_count() or 2)
+
+
+def requested(items: Iterable[object], test_name: str) -> list[str]:
+    """The mutants the session's collected ``test_name`` items ask for (its ``name`` parameter)."""
+    return [
+        item.callspec.params["name"]  # type: ignore[attr-defined]
+        for item in items
+        if getattr(item, "originalname", "") == test_name and hasattr(item, "callspec")
+    ]
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from catalog import load
-from kill_pool import kill_all
+from kill_pool import kill_all, requested
 from kill_runner import ROOT, KillReport, scenario_files
 from kill_scope import PIN_COMMAND, Fired, load_pins, missing_now, stale
 from kill_verdict import message, problems
@@ -42,8 +42,7 @@ def scoped_files(name: str) -> tuple[str, ...]:
 
 @pytest.fixture(scope="session")
 def kill_reports(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[KillReport]]]:
-    wanted = [item.callspec.params["name"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_mutant_is_killed" and hasattr(item, "callspec")]
+    wanted = requested(request.session.items, "test_mutant_is_killed")
     if any(getattr(item, "originalname", "") == "test_every_normative_rule_is_killed_in_two_scenarios"
            for item in request.session.items):
         wanted = sorted(MUTANTS)

@@ -98,3 +98,19 @@ def assert_same(replies: Sequence[Reply], actions: Sequence[Action], url: str | 
         + "\nplain:\n" + pprint.pformat(got.outcomes)
     )
     return got
+
+
+def retry_again(monkeypatch: Any) -> None:
+    """Break the plain client on purpose: a request whose connection closed before the
+    response is sent once more after its own retry failed too (the retry rule allows one)."""
+    from reference_py.http_errors import RemoteProtocolError
+
+    original = PlainHTTPClient._send
+
+    async def again(self: PlainHTTPClient, *args: Any) -> Any:
+        try:
+            return await original(self, *args)
+        except RemoteProtocolError:
+            return await original(self, *args)
+
+    monkeypatch.setattr(PlainHTTPClient, "_send", again)

@@ -8,14 +8,12 @@ also run against a client broken on purpose and must fail."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
-from plainkit import BODY, OPENAI_HEADERS, PATH, Action, assert_same, run_client
+from plainkit import BODY, OPENAI_HEADERS, PATH, Action, assert_same, retry_again, run_client
 from rawserver import DROP, Reply, json_reply, serving
 
 from reference_py import PlainHTTPClient, http_connection, http_plain
-from reference_py.http_errors import RemoteProtocolError
 
 OK = json_reply(b'{"ok":true}')
 CLOSED_AFTER = Reply(OK.pieces, then="close")  # keep-alive by its headers, closed right after
@@ -115,15 +113,7 @@ def test_the_retry_check_catches_a_client_without_retry(monkeypatch: pytest.Monk
 
 
 def test_the_once_check_catches_a_client_retrying_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    original = PlainHTTPClient._send
-
-    async def again(self: PlainHTTPClient, *args: Any) -> Any:
-        try:
-            return await original(self, *args)
-        except RemoteProtocolError:
-            return await original(self, *args)
-
-    monkeypatch.setattr(PlainHTTPClient, "_send", again)
+    retry_again(monkeypatch)
     with pytest.raises(AssertionError):
         test_the_retry_happens_once()
 

@@ -12,11 +12,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from plainkit import ANTHROPIC_HEADERS, NO_BODY, OPENAI_HEADERS, Action, assert_same, run_client
+from plainkit import ANTHROPIC_HEADERS, NO_BODY, OPENAI_HEADERS, Action, assert_same, retry_again, run_client
 from rawserver import DROP, Reply, chunked_reply, json_reply, sse_reply
 
 from reference_py import PlainHTTPClient, http_plain, http_text, http_wire
-from reference_py.http_errors import RemoteProtocolError
 
 OK = json_reply(b'{"choices":[{"message":{"role":"assistant","content":"hi"}}]}')
 POST, STREAM = Action("post"), Action("stream")
@@ -158,15 +157,7 @@ def _broken(monkeypatch: pytest.MonkeyPatch, what: str) -> None:
     elif what == "other error words":
         monkeypatch.setattr("reference_py.http_plain.ConnectError", lambda message: ConnectionError(message))
     elif what == "retries a fresh connection":
-        original_send = PlainHTTPClient._send
-
-        async def always_again(self: PlainHTTPClient, *args: Any) -> Any:
-            try:
-                return await original_send(self, *args)
-            except RemoteProtocolError:
-                return await original_send(self, *args)
-
-        monkeypatch.setattr(PlainHTTPClient, "_send", always_again)
+        retry_again(monkeypatch)
 
 
 @pytest.mark.parametrize(("what", "case"), [

@@ -35,6 +35,20 @@ def fake_checkout(root: Path, version: str = "0.16.0") -> Path:
     return root
 
 
+def stamped_build(tmp_path: Path, version: str, major: int) -> tuple[Path, Path, Path, Path]:
+    """A checkout, a JDK and an ``out`` folder holding a jar whose stamp matches them
+    (the state a reused build leaves): ``(src, jdk home, out, jar)``."""
+    src = fake_checkout(tmp_path / "tn")
+    home = fake_jdk(tmp_path / f"jdk-{version}", version)
+    out = tmp_path / "out"
+    jar = out / "target" / "toolnexus-java-shim.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"")
+    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, major))
+    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
+    return src, home, out, jar
+
+
 @pytest.mark.parametrize(("text", "major"), [("25.0.3", 25), ("21", 21), ("17.0.15", 17), ("1.8.0_402", 8)])
 def test_java_major_reads_the_release_file(tmp_path: Path, text: str, major: int) -> None:
     assert build.java_major(fake_jdk(tmp_path / "jdk", text)) == major
@@ -90,15 +104,8 @@ def test_a_folder_that_is_not_a_checkout_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_unchanged_stamp_skips_maven(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    src = fake_checkout(tmp_path / "tn")
-    home = fake_jdk(tmp_path / "jdk", "25.0.3")
-    out = tmp_path / "out"
-    jar = out / "target" / "toolnexus-java-shim.jar"
-    jar.parent.mkdir(parents=True)
-    jar.write_bytes(b"")
+    src, home, out, jar = stamped_build(tmp_path, "25.0.3", 25)
     environ = {"JAVA_HOME": str(home), "PATH": ""}
-    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 25))
-    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
     build.write_argfile(out, jar, None)
 
     def no_maven(*args: object, **kwargs: object) -> None:
@@ -152,14 +159,7 @@ def test_the_digest_follows_the_jdk_build(tmp_path: Path) -> None:
 
 
 def test_a_stamp_without_its_argfile_rebuilds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    src = fake_checkout(tmp_path / "tn")
-    home = fake_jdk(tmp_path / "jdk", "21.0.5")
-    out = tmp_path / "out"
-    jar = out / "target" / "toolnexus-java-shim.jar"
-    jar.parent.mkdir(parents=True)
-    jar.write_bytes(b"")
-    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 21))
-    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
+    src, home, out, _ = stamped_build(tmp_path, "21.0.5", 21)
     ran: list[list[str]] = []
     monkeypatch.setattr(build, "maven_command", lambda *a: ["mvn", "package"])
     monkeypatch.setattr(build, "run_command", lambda argv, **k: ran.append(argv))
@@ -252,19 +252,11 @@ def test_a_build_without_an_aot_cache_says_why_and_a_reused_build_says_it_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Without the cache every shim starts cold: the run is slower, and the summary must say why.
-    out = tmp_path / "out"
-    out.mkdir()
-    assert build._aot_cache(out, build.Jdk(tmp_path / "jdk", 21)) is None
+    src, home, out, jar = stamped_build(tmp_path, "21.0.4", 21)
+    assert build._aot_cache(out, build.Jdk(home, 21)) is None
     said = capsys.readouterr().out
     assert "note: java shim: no AOT cache (JDK 21 < 25); each shim starts cold" in said
 
-    src = fake_checkout(tmp_path / "tn")
-    home = fake_jdk(tmp_path / "jdk21", "21.0.4")
-    jar = out / "target" / "toolnexus-java-shim.jar"
-    jar.parent.mkdir(parents=True)
-    jar.write_bytes(b"")
-    digest = build.inputs_digest(SHIM.resolve(), src.resolve(), build.Jdk(home, 21))
-    (out / "build.stamp").write_text(digest + "\n", encoding="utf-8")
     build.write_argfile(out, jar, None)
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: pytest.fail("Maven ran although nothing changed"))
     build.build(SHIM, src, out, {"JAVA_HOME": str(home), "PATH": ""})
