@@ -10,11 +10,11 @@ scenario loading and the runner's provider script.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from typing import Any
 
+from .json_copy import copy_json
 from .scenario import Variant
 
 SUSPENDING = frozenset({"relay", "suspend"})
@@ -143,7 +143,7 @@ class Facts:
         """The waitFor answer the scenario scripts for a Request id or ``call:<id>``."""
         answers = (self.wait_for or {}).get("answers", {})
         found = answers.get(key) or answers.get("*")
-        return copy.deepcopy(found) if found is not None else None
+        return copy_json(found) if found is not None else None
 
     def native_request(self, call: ScriptedCall) -> dict[str, Any] | None:
         """The Request a non-relay suspending call raises first (hook rules win: the tool never runs)."""

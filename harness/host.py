@@ -15,7 +15,6 @@ out by then, and short enough that the run still ends inside its call after the 
 
 from __future__ import annotations
 
-import copy
 import threading
 import time
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import HostProtocolViolation, HostRequestError
+from .json_copy import copy_json
 from .jsonrpc import ErrorCode
 
 # A never-reached hold waits this share of the per-call timeout: 1 s for the reference's
@@ -101,11 +101,11 @@ class Store:
     def get(self, conversation_id: str) -> list[Any] | None:
         with self._lock:
             found = self._data.get(conversation_id)
-            return copy.deepcopy(found) if found is not None else None
+            return copy_json(found) if found is not None else None
 
     def save(self, conversation_id: str, messages: list[Any]) -> None:
         with self._lock:
-            self._data[conversation_id] = copy.deepcopy(messages)
+            self._data[conversation_id] = copy_json(messages)
 
 
 class Host:
@@ -137,7 +137,7 @@ class Host:
             self.log.gets.append(params["id"])
             return {"messages": self._store.get(params["id"])}
         if method == "host.store.save":
-            self.log.saves.append({"id": params["id"], "messages": copy.deepcopy(params["messages"])})
+            self.log.saves.append({"id": params["id"], "messages": copy_json(params["messages"])})
             self._store.save(params["id"], params["messages"])
             return {}
         if method == "host.hook":
@@ -149,7 +149,7 @@ class Host:
 
     def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
         request: Any = params.get("request")
-        self.log.wait_for.append(copy.deepcopy(request))
+        self.log.wait_for.append(copy_json(request))
         if not isinstance(request, dict):
             self._log_exchange(request, None)
             raise HostRefusal("host.waitFor params carry no request object")
@@ -163,7 +163,7 @@ class Host:
 
     def _log_exchange(self, request: Any, answer: dict[str, Any] | None) -> None:
         with self._cond:  # handlers run concurrently; keep each pair whole
-            self.log.exchanges.append(Exchange(copy.deepcopy(request), copy.deepcopy(answer)))
+            self.log.exchanges.append(Exchange(copy_json(request), copy_json(answer)))
 
     def _hold(self) -> None:
         wanted = self._wait_spec.get("holdUntil")
@@ -200,12 +200,12 @@ class Host:
         if template is None:
             self.log.violations.append(f"no scripted answer for waitFor request {key!r}")
             return {"id": request.get("id", ""), "ok": False, "reason": "declined"}
-        answer = copy.deepcopy(template)
+        answer = copy_json(template)
         answer.setdefault("id", request.get("id", ""))
         return answer
 
     def _hook(self, params: dict[str, Any]) -> dict[str, Any]:
-        self.log.hooks.append(copy.deepcopy(params))
+        self.log.hooks.append(copy_json(params))
         if params.get("name") != "beforeTool":
             return {"override": None}
         event = params.get("event") or {}

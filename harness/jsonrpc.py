@@ -176,22 +176,41 @@ def encode_line(obj: dict[str, Any], limit: int | None = None) -> bytes:
 def min_encoded_size(value: Any, *, stop_above: int) -> int:
     """A lower bound of ``value``'s compact UTF-8 JSON size, counted no further than just
     past ``stop_above`` (every character is at least one byte, escapes only add)."""
+    # Every message sent goes through here, so plain strings, dicts and lists are counted
+    # inline by exact type; anything else (a subclass) takes the general branch.
     total, stack = 0, [value]
     while stack and total <= stop_above:
         item = stack.pop()
-        if isinstance(item, str):
+        kind = type(item)
+        if kind is dict:
+            total += 2 * len(item) + 1 if item else 2  # braces, colons, commas
+            for key, member in item.items():
+                total += len(key) + 2 if isinstance(key, str) else 1
+                if type(member) is str:
+                    total += len(member) + 2
+                elif member is None or type(member) in _ONE_BYTE_AT_LEAST:
+                    total += 1
+                else:
+                    stack.append(member)
+        elif kind is list or kind is tuple:
+            total += len(item) + 1 if item else 2
+            stack.extend(item)
+        elif isinstance(item, str):
             total += len(item) + 2
         elif isinstance(item, dict):
-            total += 2 + max(0, 2 * len(item) - 1)  # braces, colons, commas
+            total += 2 * len(item) + 1 if item else 2
             for key, member in item.items():
                 total += len(key) + 2 if isinstance(key, str) else 1
                 stack.append(member)
         elif isinstance(item, (list, tuple)):
-            total += 2 + max(0, len(item) - 1)
+            total += len(item) + 1 if item else 2
             stack.extend(item)
         else:
             total += 1
     return total
+
+
+_ONE_BYTE_AT_LEAST = (bool, int, float)
 
 
 def excerpt(line: bytes | str, limit: int = EXCERPT_CHARS) -> str:

@@ -9,7 +9,6 @@ A port's own refusal (JSON-RPC port error) is data in the record; transport fail
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,6 +16,7 @@ from .errors import ShimCallError
 from .facts import Facts, facts_for
 from .fake_provider import FakeProvider
 from .host import Exchange, Host, HostLog, Store, hold_timeout_for
+from .json_copy import copy_json
 from .scenario import Variant
 from .shim_streams import REDACTED, SECRET_MEMBERS
 
@@ -90,7 +90,7 @@ def run_variant(
     session = provider.session(list(facts.turns), style=facts.style)
     store = Store()
     if facts.stored_history is not None:
-        store.save(facts.conversation_id, copy.deepcopy(list(facts.stored_history)))
+        store.save(facts.conversation_id, copy_json(list(facts.stored_history)))
     record = RunRecord(variant, facts)
     if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
         (resume_shim or shim).prepare_restart()  # the fresh process starts while phase 1 runs
@@ -111,12 +111,12 @@ def run_variant(
         if facts.restart_before_resume:
             resumer.restart()
         second = dict(base, entry=facts.resume_entry)
-        second["pending"] = copy.deepcopy(pending)
-        second["answer"] = _substitute(copy.deepcopy(facts.resume["answer"]), pending.get("id", ""))
+        second["pending"] = copy_json(pending)
+        second["answer"] = _substitute(copy_json(facts.resume["answer"]), pending.get("id", ""))
         if facts.resume_entry == "askWithAnswer":
             second["id"] = facts.conversation_id
         else:
-            second["history"] = copy.deepcopy((record.first.result or {}).get("messages", []))
+            second["history"] = copy_json((record.first.result or {}).get("messages", []))
         if facts.resume_replaces_history:
             _replace_history(second, facts.resume["history"], store, facts)
         _run_phase(record, resumer, session, store, second, timeout)
@@ -187,9 +187,9 @@ def _replace_history(params: dict[str, Any], history: list[Any], store: Store, f
     if params["entry"] == "askWithAnswer":
         params["id"] = f"{facts.conversation_id}-replaced"
         if history:
-            store.save(params["id"], copy.deepcopy(history))
+            store.save(params["id"], copy_json(history))
     else:
-        params["history"] = copy.deepcopy(history)
+        params["history"] = copy_json(history)
 
 
 def _stateful(facts: Facts) -> bool:

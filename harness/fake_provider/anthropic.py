@@ -9,9 +9,9 @@ after ``message_start``; ``wire.usage: "absent"`` drops every usage object."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from ..json_copy import copy_json
 from .script import ScriptedTurn
 from .sse import halves, named_event
 
@@ -28,7 +28,7 @@ def stop_reason(turn: ScriptedTurn) -> str:
 def content_blocks(turn: ScriptedTurn) -> list[dict[str, Any]]:
     """Scripted extra blocks, then text (omitted when a tool-call turn has none), then one
     tool_use per call."""
-    blocks: list[dict[str, Any]] = [copy.deepcopy(dict(b)) for b in turn.extra.blocks]
+    blocks: list[dict[str, Any]] = [copy_json(dict(b)) for b in turn.extra.blocks]
     if turn.text or not turn.tool_calls:
         blocks.append({"type": "text", "text": turn.text or ""})
     for call in turn.tool_calls:
@@ -50,7 +50,7 @@ def message(turn: ScriptedTurn, model: str, message_id: str) -> dict[str, Any]:
     }
     if turn.wire.usage != "absent":
         out["usage"] = {"input_tokens": turn.usage.input, "output_tokens": turn.usage.output}
-    out.update(copy.deepcopy(dict(turn.extra.response_keys)))
+    out.update(copy_json(dict(turn.extra.response_keys)))
     return out
 
 
@@ -69,14 +69,14 @@ def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[byt
     with_usage = turn.wire.usage != "absent"
     if with_usage:
         start["usage"] = {"input_tokens": turn.usage.input, "output_tokens": 0}
-    start.update(copy.deepcopy(dict(turn.extra.response_keys)))
+    start.update(copy_json(dict(turn.extra.response_keys)))
     events: list[bytes] = [named_event("message_start", {"type": "message_start", "message": start})]
     events.extend(named_event(str(e.get("type", "unknown")), dict(e)) for e in turn.extra.events)
     # real streams carry pings; a port must skip them
     events.append(named_event("ping", {"type": "ping"}))
     index = 0
     for block in turn.extra.blocks:
-        events.extend(_block_events(index, copy.deepcopy(dict(block)), []))
+        events.extend(_block_events(index, copy_json(dict(block)), []))
         index += 1
     if turn.text or not turn.tool_calls:
         text_deltas = [

@@ -6,9 +6,9 @@ every chunk; its ``wire`` shapes content, usage and the tool-call deltas (wire.p
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from ..json_copy import copy_json
 from .script import ScriptedTurn
 from .sse import data_event, halves
 
@@ -47,7 +47,7 @@ def message(turn: ScriptedTurn) -> dict[str, Any]:
             for call in turn.tool_calls
         ]
     for key, value in turn.extra.message_keys:
-        out[key] = copy.deepcopy(value)
+        out[key] = copy_json(value)
     return out
 
 
@@ -75,7 +75,7 @@ def completion(turn: ScriptedTurn, model: str, response_id: str) -> dict[str, An
     }
     if usage(turn) is not None:
         out["usage"] = usage(turn)
-    out.update(copy.deepcopy(dict(turn.extra.response_keys)))
+    out.update(copy_json(dict(turn.extra.response_keys)))
     return out
 
 
@@ -90,7 +90,7 @@ def completion_events(
     def envelope(**fields: Any) -> dict[str, Any]:
         out = {"id": response_id, "object": "chat.completion.chunk", "created": CREATED, "model": model}
         out.update(fields)
-        out.update(copy.deepcopy(dict(turn.extra.response_keys)))
+        out.update(copy_json(dict(turn.extra.response_keys)))
         return out
 
     def chunk(delta: dict[str, Any], reason: str | None = None) -> bytes:
@@ -102,7 +102,7 @@ def completion_events(
     if not turn.text and turn.wire.content in _NO_TEXT_CONTENT:
         role["content"] = _NO_TEXT_CONTENT[turn.wire.content]
     for key, value in turn.extra.message_keys:
-        role[key] = copy.deepcopy(value)
+        role[key] = copy_json(value)
     events: list[bytes] = [chunk(role)]
     events.extend(data_event(dict(extra)) for extra in turn.extra.events)
     if turn.text:
