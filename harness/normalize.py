@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .json_copy import copy_json
 from .normtable import Row, Table, default_table, may_reach_child
 
 BUILTIN = "<builtin>"
@@ -37,45 +38,140 @@ def canonical(value: Any) -> str:
 
 def normalize(tree: Any, table: Table | None = None) -> Any:
     table = table or default_table()
-    tree = _rewrite_builtins(tree, (), [r for r in table.rewrites if r.kind == "builtin-declaration"])
-    holders = objects(tree)
-    ids = _claim_ids(holders, [r for r in table.rewrites if r.kind == "generated-id"])
-    prompts = _claim_prompts(holders, [r for r in table.rewrites if r.kind == "relay-prompt"])
+    tree = _rewrite_builtins(tree, [r for r in table.rewrites if r.kind == "builtin-declaration"])
+    claiming = [r for r in table.rewrites if r.kind in ("generated-id", "relay-prompt")]
+    holders = objects(tree, keep=_may_hold_a_claim(claiming))
+    ids = _claim_ids(holders, [r for r in claiming if r.kind == "generated-id"])
+    prompts = _claim_prompts(holders, [r for r in claiming if r.kind == "relay-prompt"])
     return _apply(tree, (), ids, _substring_pattern(prompts), prompts, table.unordered)
 
 
-def objects(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
-    """Every object of the tree with its path, depth first, in document order."""
-    # An explicit stack, not recursive generators: this walks every object of every run.
+def objects(
+    node: Any, path: tuple[str, ...] = (), keep: Callable[[dict[str, Any]], bool] | None = None
+) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Every object of the tree with its path, depth first, in document order; with
+    ``keep``, only the objects it accepts (the others are still walked through)."""
+    # This walks every object of every run: a node's path is spelled out only for the
+    # objects kept, each level handing its children a link to itself instead of a tuple.
     found: list[tuple[tuple[str, ...], dict[str, Any]]] = []
-    stack: list[tuple[tuple[str, ...], Any]] = [(path, node)]
-    while stack:
-        at, current = stack.pop()
+
+    def visit(current: Any, link: _Link) -> None:
         if isinstance(current, dict):
-            found.append((at, current))
-            children = [((*at, str(k)), v) for k, v in current.items() if isinstance(v, (dict, list))]
-        elif isinstance(current, list):
-            children = [((*at, str(i)), v) for i, v in enumerate(current) if isinstance(v, (dict, list))]
+            if keep is None or keep(current):
+                found.append(((*path, *_keys(link)), current))
+            for k, v in current.items():
+                if isinstance(v, (dict, list)):
+                    visit(v, (link, str(k)))
         else:
-            continue
-        stack.extend(reversed(children))
+            for i, v in enumerate(current):
+                if isinstance(v, (dict, list)):
+                    visit(v, (link, str(i)))
+
+    if isinstance(node, (dict, list)):
+        visit(node, None)
     return found
 
 
-def _rewrite_builtins(node: Any, path: tuple[str, ...], rows: list[Row]) -> Any:
-    # ``rows`` are those that can still reach this subtree; one that cannot is dropped on
-    # the way down, and a subtree no row reaches is handed on as it is (``_apply`` copies
-    # the whole tree afterwards, so nothing is shared with the caller).
-    if not rows:
-        return node
+# (the parent's link, this node's key in the parent); the root's link is None.
+_Link = tuple[Any, str] | None
+
+
+def _keys(link: _Link) -> list[str]:
+    """The keys from the root down to the node ``link`` stands for."""
+    keys: list[str] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    keys.reverse()
+    return keys
+
+
+def _may_hold_a_claim(rows: Sequence[Row]) -> Callable[[dict[str, Any]], bool]:
+    """Whether an object has every key some claiming row needs: the keys its ``where``
+    tests (an absent key fails a test) and one of the fields it claims."""
+    needs = [(frozenset(key for key, _ in r.where.conditions), frozenset(r.fields)) for r in rows]
+    # Most objects are turned away by one key every row tests.
+    common = frozenset.intersection(*(tested for tested, _ in needs)) if needs else frozenset()
+    first = next(iter(sorted(common)), None)
+
+    def may_hold(obj: dict[str, Any]) -> bool:
+        if first is not None and first not in obj:
+            return False
+        keys = obj.keys()
+        return any(tested <= keys and not fields.isdisjoint(keys) for tested, fields in needs)
+
+    return may_hold
+
+
+def _rewrite_builtins(tree: Any, rows: list[Row]) -> Any:
+    """``tree`` with the builtin declarations' fields replaced. ``tree`` is left as it is:
+    only the containers on the way to a replaced field are copied (``_apply`` copies the
+    whole tree afterwards)."""
+    targets: dict[tuple[str, ...], set[str]] = {}
+    for row in rows:
+        for path, node in _select(tree, row.path, ()):
+            if row.where.holds(node, {}):
+                targets.setdefault(path, set()).update(f for f in row.fields if f in node)
+    if not any(targets.values()):
+        return tree
+    copies: dict[tuple[str, ...], Any] = {(): _shallow(tree)}
+    # Outer holders first: a holder inside a field already replaced is gone, as it would be
+    # for a walk that does not descend into what it replaced.
+    for path in sorted(targets, key=len):
+        holder = _copied_down_to(path, copies)
+        if isinstance(holder, dict):
+            for name in targets[path]:
+                holder[name] = BUILTIN
+    return copies[()]
+
+
+def _select(node: Any, pattern: tuple[str, ...], path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every node of ``node`` that ``pattern`` reaches, with its path (``**`` may yield a
+    node twice; the caller collects them by path)."""
+    if not pattern:
+        yield path, node
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        yield from _select(node, rest, path)
+    for key, child in _children(node):
+        if head == "**":
+            yield from _select(child, pattern, (*path, key))
+        elif head in ("*", key):
+            yield from _select(child, rest, (*path, key))
+
+
+def _children(node: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(node, dict):
-        reached = [f for r in rows if r.holds_at(path, node, {}) for f in r.fields]
-        return {
-            k: BUILTIN if k in reached else _rewrite_builtins(v, (*path, str(k)), _live(rows, len(path), str(k)))
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_rewrite_builtins(v, (*path, str(i)), _live(rows, len(path), str(i))) for i, v in enumerate(node)]
+        for k, v in node.items():
+            yield str(k), v
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield str(i), v
+
+
+def _shallow(node: Any) -> Any:
+    return dict(node) if isinstance(node, dict) else list(node) if isinstance(node, list) else node
+
+
+def _copied_down_to(path: tuple[str, ...], copies: dict[tuple[str, ...], Any]) -> Any:
+    """The node at ``path`` in the copy, each container on the way copied once (into
+    ``copies``); None when the way passes through something that is not a container."""
+    node = copies[()]
+    for depth in range(1, len(path) + 1):
+        prefix = path[:depth]
+        if prefix in copies:
+            node = copies[prefix]
+            continue
+        key: Any = path[depth - 1]
+        if isinstance(node, list):
+            key = int(key)
+        elif key not in node:  # a key that is not a string, spelled as one in the path
+            key = next(k for k in node if str(k) == key)
+        child = node[key]
+        if not isinstance(child, (dict, list)):
+            return None
+        node[key] = copies[prefix] = node = _shallow(child)
     return node
 
 
@@ -197,10 +293,16 @@ def _apply(
 def _substitute(node: Any, ids: dict[str, str], prompt_pattern: re.Pattern[str] | None, prompts: dict[str, str]) -> Any:
     """A copy of ``node`` with claimed ids and prompts replaced: ``_apply`` below the depth
     any unordered row reaches, where no path needs tracking."""
+    if not ids and prompt_pattern is None:
+        return copy_json(node)  # nothing to replace: a plain copy, in C
+    return _replaced(node, ids, prompt_pattern, prompts)
+
+
+def _replaced(node: Any, ids: dict[str, str], prompt_pattern: re.Pattern[str] | None, prompts: dict[str, str]) -> Any:
     if isinstance(node, dict):
-        return {k: _substitute(v, ids, prompt_pattern, prompts) for k, v in node.items()}
+        return {k: _replaced(v, ids, prompt_pattern, prompts) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(v, ids, prompt_pattern, prompts) for v in node]
+        return [_replaced(v, ids, prompt_pattern, prompts) for v in node]
     if isinstance(node, str):
         if node in ids:
             return ids[node]

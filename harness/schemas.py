@@ -247,12 +247,33 @@ def _is_plain(instance: Any) -> bool:
 
 
 def _plain_json(value: Any) -> bool:
+    # Every validation asks this: scalar members are checked in the loop, by exact type,
+    # and only containers cost a call.
     kind = type(value)
     if kind is dict:
-        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+        for key, member in value.items():
+            if type(key) is not str:
+                return False
+            of = type(member)
+            if of is dict or of is list:
+                if not _plain_json(member):
+                    return False
+            elif of not in _PLAIN_SCALARS:
+                return False
+        return True
     if kind is list:
-        return all(_plain_json(v) for v in value)
-    return kind is str or kind is int or kind is float or kind is bool or value is None
+        for member in value:
+            of = type(member)
+            if of is dict or of is list:
+                if not _plain_json(member):
+                    return False
+            elif of not in _PLAIN_SCALARS:
+                return False
+        return True
+    return kind in _PLAIN_SCALARS
+
+
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def check(name: str, instance: Any) -> None:

@@ -144,6 +144,41 @@ def test_anthropic_builtin_declarations_forgive_description_and_input_schema() -
     assert not same(golden, {"phases": [{"requests": [{"tools": decl("a") + decl("a")}]}]}, style="anthropic")
 
 
+def test_normalizing_leaves_the_tree_it_is_given_unchanged_and_unshared() -> None:
+    tree = {"phases": [{"requests": [{"tools": _tools("the port's words")}]}]}
+    before = json.dumps(tree)
+    out = normalize(tree)
+    assert json.dumps(tree) == before
+    out["phases"][0]["requests"][0]["tools"][1]["function"]["description"] = "changed"
+    assert tree["phases"][0]["requests"][0]["tools"][1]["function"]["description"] == "mine"
+
+
+def _builtin_table(tmp_path: Path, *rows: dict[str, Any]) -> Any:
+    path = tmp_path / "normalization.json"
+    path.write_text(json.dumps({"rewrite": [{"rule": "decl.builtins", "kind": "builtin-declaration", "why": "test", **r}
+                                            for r in rows]}), encoding="utf-8")
+    return load_table(path)
+
+
+def test_a_builtin_row_reaching_any_depth_rewrites_every_holder(tmp_path: Path) -> None:
+    table = _builtin_table(tmp_path, {"path": "**", "where": {"name": "^bash$"}, "fields": ["description"]})
+    tree = {"a": {"name": "bash", "description": "x", "b": [{"name": "bash", "description": "y"}, {"name": "ls", "description": "z"}]}}
+    out = normalize(tree, table)
+    assert out == {"a": {"name": "bash", "description": "<builtin>",
+                         "b": [{"name": "bash", "description": "<builtin>"}, {"name": "ls", "description": "z"}]}}
+
+
+def test_a_holder_inside_a_replaced_field_is_gone_with_it(tmp_path: Path) -> None:
+    table = _builtin_table(
+        tmp_path,
+        {"path": "t.*.function", "where": {"name": "^bash$"}, "fields": ["description"]},
+        {"path": "t.*", "where": {"type": "^function$"}, "fields": ["function"]},
+    )
+    tree = {"t": [{"type": "function", "function": {"name": "bash", "description": "x"}}, {"type": "other"}]}
+    assert normalize(tree, table) == {"t": [{"type": "function", "function": "<builtin>"}, {"type": "other"}]}
+    assert tree["t"][0]["function"]["description"] == "x"
+
+
 # --- unordered ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("field", ["toolEvents", "executions", "hooks", "waitFor", "pendingEvents"])
