@@ -31,6 +31,7 @@ from typing import Any
 
 from .differential import Features, _shim, scenarios, search_settings
 from .differential_ahead import AheadSearch, PairRunner, Shims, Stopped
+from .differential_warm import warm_port
 from .errors import HarnessError
 from .fake_provider import FakeProvider
 from .ports import ResolvedPort
@@ -71,6 +72,7 @@ class WorkerJob:
     worker: int
     examples: int
     pairs: int = DEFAULT_PAIRS
+    warm: bool = True  # reference shims forked from a zygote (differential_warm.py)
 
 
 @dataclass(frozen=True)
@@ -209,8 +211,11 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
     ahead: AheadSearch | None = None
     try:
         with ExitStack() as stack:
-            expected = [_shim(job.expected, stack) for _ in range(job.pairs)]
-            under_test = [_shim(job.under_test, stack) for _ in range(job.pairs)]
+            # Zygotes first, so they stop after the shims they forked have closed.
+            warm_expected = warm_port(job.expected, stack) if job.warm else job.expected
+            warm_under_test = warm_port(job.under_test, stack) if job.warm else job.under_test
+            expected = [_shim(warm_expected, stack) for _ in range(job.pairs)]
+            under_test = [_shim(warm_under_test, stack) for _ in range(job.pairs)]
             features = Features.shared_by(under_test[0], expected[0])
             provider = FakeProvider().start()
             stack.callback(provider.stop)
