@@ -79,7 +79,7 @@ class WorkerJob:
     worker: int
     examples: int
     pairs: int = DEFAULT_PAIRS
-    warm: bool = True  # reference shims forked from a zygote (differential_warm.py)
+    warm: bool = True  # reference shims forked from a zygote (differential_warm.py); a port search() warmed passes through
 
 
 @dataclass(frozen=True)
@@ -133,9 +133,11 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     pairs each for a difference.
 
     Raises HarnessError with the first worker's reason when a worker could not search."""
-    jobs = [WorkerJob(expected, under_test, i, n, pairs) for i, n in enumerate(shares(examples, workers))]
     started = time.perf_counter()
-    outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
+    with ExitStack() as zygotes:  # one per reference port, shared by every worker
+        expected, under_test = warm_port(expected, zygotes), warm_port(under_test, zygotes)
+        jobs = [WorkerJob(expected, under_test, i, n, pairs) for i, n in enumerate(shares(examples, workers))]
+        outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
     seconds = time.perf_counter() - started
     errors = [o for o in outcomes if o.error is not None]
     if errors:

@@ -54,8 +54,11 @@ def warm_port(port: ResolvedPort, stack: ExitStack) -> ResolvedPort:
     socket_path = os.path.join(folder, "zygote.sock")
     env = {**os.environ, **port.env}
     try:
+        # A session of its own, as every shim the harness spawns: a terminal's Ctrl-C goes to
+        # the search, which ends its runs in hand, not to the shims in the middle of them.
         zygote = subprocess.Popen([port.argv[0], str(ZYGOTE), socket_path, shim, *port.argv[2:]],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                  start_new_session=True)
     except OSError:
         return port
     stack.callback(_stop, zygote)

@@ -94,6 +94,9 @@ def test_a_forked_shim_answers_as_a_cold_one_and_each_start_is_a_fresh_process(n
         assert warm.ensure_alive().raw == cold.ensure_alive().raw
         first = _children(zygote)
         assert len(first) == 1, first
+        # Out of the search's session, as a cold shim is: a Ctrl-C to the search's group
+        # must not kill the shims in the middle of the runs it lets finish.
+        assert os.getsid(zygote) != os.getsid(0) and os.getsid(next(iter(first))) != os.getsid(0)
         warm.restart()
         second = _children(zygote)
         assert len(second) == 1 and second != first, (first, second)
