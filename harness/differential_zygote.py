@@ -91,7 +91,7 @@ class Zygote:
     """The accept/fork/reap loop."""
 
     def __init__(self, socket_path: str, shim_path: str, args: list[str]) -> None:
-        self.shim_path, self.args = shim_path, args
+        self.socket_path, self.shim_path, self.args = socket_path, shim_path, args
         self.shim = load_shim(shim_path, args)
         # What the shim imported lives as long as any child: kept out of the children's
         # collections (which would also touch, so copy, every page of it).
@@ -136,6 +136,10 @@ class Zygote:
         while self.children:
             pid, _status = os.waitpid(-1, 0)
             self.children.pop(pid, None)
+        # The starter removes the socket's folder too, unless it was killed: then it is ours.
+        with contextlib.suppress(OSError):
+            os.unlink(self.socket_path)
+            os.rmdir(os.path.dirname(self.socket_path))
 
     def _accept(self) -> None:
         conn, _ = self.listener.accept()

@@ -104,6 +104,7 @@ def test_a_forked_shim_answers_as_a_cold_one_and_each_start_is_a_fresh_process(n
         described = warm.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)
         assert described == cold.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)
     assert _wait_gone(zygote), "the zygote outlived its search"
+    assert not Path(port.argv[-1]).parent.exists(), "the zygote's socket folder was left behind"
     assert all(_wait_gone(pid) for pid in second), "a forked shim outlived the zygote"
 
 
