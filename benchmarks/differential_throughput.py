@@ -4,7 +4,8 @@
 
 A script, not a test: it prints figures. Each line is one whole search as
 ``python -m harness.differential`` runs it (shim start-up included): wall time, scenarios/s,
-the CPU time every process spent (this one, the workers and every shim, their start-up included), and what that CPU
+the CPU time every process spent (this one, the workers and every shim, their start-up included;
+with one worker, split into the worker's own and the shims'), and what that CPU
 cost per scenario allows on this machine's cores when nothing else runs — the figure to
 compare on a loaded machine, where wall time mostly measures the other load.
 """
@@ -24,13 +25,15 @@ from harness.differential_pool import DEFAULT_PAIRS, SearchResult, default_worke
 from harness.ports import resolve  # noqa: E402
 
 
-def _cpu_seconds() -> float:
-    """CPU time of this process and of every child it has reaped (workers, shims)."""
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU time of this process, and of every child it has reaped (workers, shims, the
+    shims' zygotes and what they reaped)."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
-def _line(result: SearchResult, cpu: float, cores: int) -> str:
+def _line(result: SearchResult, own: float, children: float, cores: int) -> str:
+    cpu = own + children
     per = cpu / max(result.tried, 1)
     # A worker's shims are processes of their own, so even one worker's search spreads over
     # the cores; the ceiling is the CPU bound of all of them (the worker's own share, one
@@ -38,9 +41,12 @@ def _line(result: SearchResult, cpu: float, cores: int) -> str:
     usable = cores
     ceiling = usable / per if per > 0 else 0.0
     verdict = "difference found" if result.found is not None else "no difference"
+    # One worker searches in this process: its own share and its shims' can be told apart.
+    split = (f" (worker {1000 * own / max(result.tried, 1):4.1f} + shims {1000 * children / max(result.tried, 1):4.1f})"
+             if result.workers == 1 else "")
     return (f"{result.workers} worker{'s' if result.workers > 1 else ' '}: {result.tried} scenarios in "
             f"{result.seconds:5.1f} s = {result.rate:6.1f} scenarios/s | CPU {cpu:5.1f} s, "
-            f"{1000 * per:5.1f} ms/scenario, quiet-machine ceiling on {usable} core{'s' if usable > 1 else ' '} ~{ceiling:5.1f}/s | {verdict}")
+            f"{1000 * per:5.1f} ms/scenario{split}, quiet-machine ceiling on {usable} core{'s' if usable > 1 else ' '} ~{ceiling:5.1f}/s | {verdict}")
 
 
 def main() -> int:
@@ -56,9 +62,10 @@ def main() -> int:
     print(f"differential {args.port} against {args.against}, {args.examples} examples, {args.pairs} shim pairs per worker, {cores} cores, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for workers in sorted({1, args.workers}):
-        before = _cpu_seconds()
+        own, children = _cpu_seconds()
         result = search(expected, under_test, examples=args.examples, workers=workers, pairs=args.pairs)
-        print(_line(result, _cpu_seconds() - before, cores), flush=True)
+        own_after, children_after = _cpu_seconds()
+        print(_line(result, own_after - own, children_after - children, cores), flush=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
