@@ -12,21 +12,18 @@ which matters for the scenarios that resume in a restarted shim.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import select
 import shutil
-import subprocess
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
+from . import fork_server
 from .ports import ResolvedPort
 
 HERE = Path(__file__).resolve().parent
 ZYGOTE = HERE / "differential_zygote.py"
-CLIENT = HERE / "differential_fork_client.py"
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 SHIM_FLAGS = frozenset({"--no-relay"})
@@ -52,36 +49,9 @@ def warm_port(port: ResolvedPort, stack: ExitStack) -> ResolvedPort:
     folder = tempfile.mkdtemp(prefix="tn-differential-")
     stack.callback(shutil.rmtree, folder, ignore_errors=True)
     socket_path = os.path.join(folder, "zygote.sock")
-    env = {**os.environ, **port.env}
-    try:
-        # A session of its own, as every shim the harness spawns: a terminal's Ctrl-C goes to
-        # the search, which ends its runs in hand, not to the shims in the middle of them.
-        zygote = subprocess.Popen([port.argv[0], str(ZYGOTE), socket_path, shim, *port.argv[2:]],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                                  start_new_session=True)
-    except OSError:
+    zygote = fork_server.start([port.argv[0], str(ZYGOTE), socket_path, shim, *port.argv[2:]],
+                               env={**os.environ, **port.env}, ready_timeout_s=READY_TIMEOUT_S)
+    if zygote is None:
         return port
-    stack.callback(_stop, zygote)
-    if not _ready(zygote):
-        return port
-    return dataclasses.replace(port, argv=[port.argv[0], "-I", "-S", str(CLIENT), socket_path])
-
-
-def _ready(zygote: subprocess.Popen[bytes]) -> bool:
-    assert zygote.stdout is not None
-    readable, _, _ = select.select([zygote.stdout], [], [], READY_TIMEOUT_S)
-    return bool(readable) and zygote.stdout.readline() == b"ready\n"
-
-
-def _stop(zygote: subprocess.Popen[bytes]) -> None:
-    """EOF on its stdin: the zygote kills and reaps the shims still alive, then exits."""
-    with contextlib.suppress(OSError):
-        if zygote.stdin is not None:
-            zygote.stdin.close()
-    try:
-        zygote.wait(STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        zygote.kill()
-        zygote.wait()
-    if zygote.stdout is not None:
-        zygote.stdout.close()
+    stack.callback(fork_server.stop, zygote, STOP_TIMEOUT_S)
+    return dataclasses.replace(port, argv=fork_server.client_command(port.argv[0], socket_path))

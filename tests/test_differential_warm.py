@@ -1,5 +1,5 @@
 """Warm starts of the reference shims in a differential search (harness/differential_warm.py,
-differential_zygote.py, differential_fork_client.py): only the reference shim is forked
+differential_zygote.py on fork_server.py and fork_client.py): only the reference shim is forked
 from a zygote; a forked shim answers as a cold one does, each start (a restart too) is a
 fresh process, a shim whose client is killed goes with it, a crashing shim is seen as a
 crash, the zygote leaves no process behind, and a zygote that cannot start leaves the port
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.differential_warm import CLIENT, reference_shim, warm_port
+from harness.differential_warm import reference_shim, warm_port
+from harness.fork_server import CLIENT
 from harness.ports import ResolvedPort, resolve
 from harness.shim_session import ShimSession
 

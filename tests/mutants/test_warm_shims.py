@@ -1,4 +1,4 @@
-"""The mutant shims' zygote (``shim_zygote``, ``shim_client``, ``warm_shims``): each shim it
+"""The mutant shims' zygote (``shim_zygote`` on harness/fork_server.py, ``warm_shims``): each shim it
 forks is a process of its own on the client's pipes, serves the named mutant, ends the way
 its client reports, and never outlives its client or the zygote."""
 
@@ -24,7 +24,7 @@ from harness.shim_session import ShimSession
 @pytest.fixture(scope="module")
 def shim() -> Iterator[str]:
     with warm_shims() as command:
-        assert "shim_client.py" in command, "the zygote did not come up, so the runs would start cold"
+        assert "fork_client.py" in command, "the zygote did not come up, so the runs would start cold"
         yield command
 
 
