@@ -30,7 +30,7 @@ pytest_plugins = ["pytester"]
 LONGEST_FIRST = (
     "tests/gates/test_real_ports.py::test_port_meets_its_expectations",
     "tests/gates/test_mutant_full_sets.py",
-    "tests/ci_gate/",
+    "tests/gates/test_ci_gate_end_to_end.py",
     "tests/mutants/test_mutants.py::test_mutant_is_killed",
 )
 
