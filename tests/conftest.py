@@ -1,6 +1,7 @@
 """Fixtures shared by the harness's in-process tests that drive real shims: one loopback
 fake provider and started shim sessions, each kept for a test module; the order the suite
-runs in (longest first, so xdist workers overlap them); and the gates (tests/gates), which
+runs in (longest first, so xdist workers overlap them; the tests reading the mutants'
+background pass last); and the gates (tests/gates), which
 only a command naming that folder collects."""
 
 from __future__ import annotations
@@ -23,20 +24,33 @@ pytest_plugins = ["pytester"]
 
 
 # Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs,
-# the mutants, whose first test starts the pool that runs them all) go first: xdist hands the
-# first tests out round-robin, so the two workers start on them together and fill the rest of
-# the run with the short tests instead of ending on one long test while the other worker
-# idles. Within each group the collection order is kept.
+# the mutants over their full sets, whose first test starts the pool that runs them all) go
+# first: xdist hands the first tests out round-robin, so the two workers start on them
+# together and fill the rest of the run with the short tests instead of ending on one long
+# test while the other worker idles.
 LONGEST_FIRST = (
     "tests/gates/test_real_ports.py::test_port_meets_its_expectations",
     "tests/gates/test_mutant_full_sets.py",
     "tests/gates/test_ci_gate_end_to_end.py",
+)
+# The scoped mutants' tests only read the runs of a pass that starts when collection ends
+# (tests/mutants/conftest.py) and goes on beside the other tests: they go last, so no worker
+# waits on them while it still has other tests to run. Within each group the collection
+# order is kept.
+READ_A_BACKGROUND_PASS_LAST = (
     "tests/mutants/test_mutants.py::test_mutant_is_killed",
+    "tests/mutants/test_mutants.py::test_every_normative_rule_is_killed_in_two_scenarios",
 )
 
 
+def run_order(nodeid: str) -> int:
+    if nodeid.startswith(LONGEST_FIRST):
+        return 0
+    return 2 if nodeid.startswith(READ_A_BACKGROUND_PASS_LAST) else 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
+    items.sort(key=lambda item: run_order(item.nodeid))
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
