@@ -9,8 +9,9 @@ PATHs: only those, for a smoke run) as a subprocess and prints: its summary line
 CPU time (user+sys of pytest and every process it reaped, the mutants' fork server included)
 against what two cores give in that wall time, the 1-minute load before and after, the failed
 tests, the skipped ones with their reasons, the test time summed per folder (what one core
-spent in each; the mutants' pool overlaps its own tests, so its sum counts waits more than
-once), and the slowest tests.
+spent in each; the mutants' kill pass runs in the background from the end of collection, so
+its runs are in no test's time, only in the CPU figure, and tests beside it take longer), and
+the slowest tests.
 """
 
 from __future__ import annotations

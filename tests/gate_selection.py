@@ -1,6 +1,7 @@
-"""Which runs collect the gates (tests/gates): the real ports' whole conformance runs and
-the mutants over every scenario of their rules. They take minutes and check other ports and
-the mutant scopes rather than the harness, so the README's test command leaves them out and
+"""Which runs collect the gates (tests/gates): the real ports' whole conformance runs, the
+CI gate end to end (installs from the package index, port builds) and the mutants over every
+scenario of their rules. They take minutes and check other ports, registries, the drop-in gate
+and the mutant scopes rather than the harness, so the README's test command leaves them out and
 says so in one summary line; a command naming the folder runs them (.ci/run runs both).
 """
 
@@ -11,7 +12,7 @@ from typing import Protocol
 
 GATES = Path(__file__).resolve().parent / "gates"
 GATE_COMMAND = "python -m pytest -n auto tests/gates"
-LEFT_OUT = f"the gates (real ports, mutants on their full scenario sets) did not run: {GATE_COMMAND}"
+LEFT_OUT = f"the gates (real ports, the CI gate end to end, mutants on their full scenario sets) did not run: {GATE_COMMAND}"
 
 
 class HasArgs(Protocol):

@@ -1,6 +1,6 @@
 """This repository's wheel, built once per test run (``build_once``) for every test that
 installs the harness as a port's repository would: the CI gate end to end
-(tests/ci_gate) and the rerun hint from a port repository (tests/plugin).
+(tests/gates/test_ci_gate_end_to_end.py) and the rerun hint from a port repository (tests/plugin).
 
 It is built from a clean copy of the sources the wheel is made of, so a stale ``build/``
 folder, an egg-info or compiled files in the checkout never leak into it.

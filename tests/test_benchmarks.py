@@ -1,12 +1,62 @@
-"""The benchmark scripts still run (they print figures; nothing here asserts a speed)."""
+"""The benchmark scripts still run (they print figures; nothing here asserts a speed).
+
+``all_figures.py --quick`` runs the floor and own-suite scripts as two of its steps; their
+tests read those steps from that one run instead of starting the scripts again."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+from build_once import build_once
+
 ROOT = Path(__file__).resolve().parents[1]
+# The quick run's steps: ``suite_floor.py --only susp-waitfor-raises --calls 5`` and
+# ``own_suite.py --top 3 tests/test_flake_rate.py`` are what the floor and own-suite tests
+# ran on their own before; they now read them from the one run all three tests share.
+QUICK_RUN_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class Step:
+    output: str  # what the step printed, under its "=== name:" heading
+    ok: bool  # its line of the closing summary ends with "ok" (exit status 0)
+
+
+@dataclass(frozen=True)
+class QuickRun:
+    code: int
+    output: str
+
+    def step(self, name: str) -> Step:
+        sections = self.output.split("\n=== ")
+        body = next((part for part in sections if part.startswith(f"{name}: ")), None)
+        assert body is not None, f"all_figures.py --quick ran no step {name!r}:\n{self.output[-3000:]}"
+        summary = self.output.split("=== summary", 1)[-1]
+        lines = {line.split(" wall ")[0].strip(): line for line in summary.splitlines() if " wall " in line}
+        assert name in lines, f"all_figures.py --quick's summary has no line for {name!r}:\n{summary}"
+        return Step(body, lines[name].endswith("ok"))
+
+
+def _run_all_figures_quick(folder: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/all_figures.py", "--quick"],
+        cwd=ROOT, capture_output=True, text=True, timeout=QUICK_RUN_TIMEOUT_S,
+    )
+    (folder / "run.json").write_text(json.dumps({"code": done.returncode, "output": done.stdout + done.stderr}), encoding="utf-8")
+
+
+@pytest.fixture
+def all_figures_quick(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    """One ``all_figures.py --quick`` run per test run (``build_once``: whichever xdist
+    worker asks first runs it, the others read its output): its steps are the smoke runs of
+    suite_floor.py and own_suite.py, which their tests used to repeat on their own."""
+    raw = json.loads((build_once(tmp_path_factory, "all-figures-quick", _run_all_figures_quick) / "run.json").read_text(encoding="utf-8"))
+    return QuickRun(raw["code"], raw["output"])
 
 
 def test_scenario_throughput_runs_both_paths() -> None:
@@ -27,38 +77,26 @@ def test_fake_provider_latency_runs() -> None:
     assert "nodelay=on" in done.stdout and "nodelay=off" in done.stdout
 
 
-def test_suite_floor_runs_every_step() -> None:
-    done = subprocess.run(
-        [sys.executable, "benchmarks/suite_floor.py", "--only", "susp-waitfor-raises", "--calls", "5"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
+    floor = all_figures_quick.step("reference suite against its floor")
+    assert floor.ok, floor.output[-2000:]
     for line in ("shim round trip", "loopback HTTP request", "variants x round trip", "in-process / shim ratio"):
-        assert line in done.stdout, done.stdout
-    assert "12 variants" in done.stdout  # the --only scenario's variants, all passed
+        assert line in floor.output, floor.output
+    assert "12 variants" in floor.output  # the --only scenario's variants, all passed
 
 
-def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes() -> None:
-    done = subprocess.run(
-        [sys.executable, "benchmarks/own_suite.py", "--top", "3", "tests/test_flake_rate.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "summary: 7 passed" in done.stdout, done.stdout
+def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quick: QuickRun) -> None:
+    own = all_figures_quick.step("own test command")
+    assert own.ok, own.output[-3000:]
+    assert "summary: 7 passed" in own.output, own.output
     for line in ("wall ", "CPU ", "load (1 min) before", "test time summed per folder", "tests/test_flake_rate", "slowest 3 tests:"):
-        assert line in done.stdout, done.stdout
+        assert line in own.output, own.output
 
 
-def test_all_figures_runs_every_step_and_sums_them_up() -> None:
-    done = subprocess.run(
-        [sys.executable, "benchmarks/all_figures.py", "--quick"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    summary = done.stdout.split("=== summary", 1)[-1]
-    lines = {line.split(" wall ")[0].strip(): line for line in summary.splitlines() if " wall " in line}
+def test_all_figures_runs_every_step_and_sums_them_up(all_figures_quick: QuickRun) -> None:
+    assert all_figures_quick.code == 0, all_figures_quick.output[-3000:]
     for step in ("reference suite against its floor", "differential throughput", "own test command"):
-        assert lines[step].endswith("ok"), done.stdout[-3000:]
+        assert all_figures_quick.step(step).ok, all_figures_quick.output[-3000:]
 
 
 def test_http_client_cost_measures_both_clients() -> None:
@@ -83,3 +121,18 @@ def test_own_suite_lists_each_skipped_test_with_its_reason() -> None:
         '<testcase classname="tests.b" name="test_left"><skipped message="go is not\ninstalled"/></testcase></testsuite>'
     )
     assert own_suite.skip_lines(list(suite.iter("testcase"))) == ["SKIPPED tests.b::test_left: go is not installed"]
+
+
+def test_a_quick_run_step_that_failed_or_never_ran_is_told_apart() -> None:
+    output = (
+        "\n=== reference suite against its floor: python suite_floor.py\nshim round trip 0.2 ms\n"
+        "\n=== own test command: python own_suite.py\nsummary: 1 failed\n"
+        "\n=== summary (wall and CPU of each step's whole process tree, load when it started)\n"
+        "reference suite against its floor   wall     1.0 s  CPU     1.0 s  load 0.1 0.1 0.1  ok\n"
+        "own test command                    wall     2.0 s  CPU     2.0 s  load 0.1 0.1 0.1  exit 1\n"
+    )
+    run = QuickRun(1, output)
+    assert run.step("reference suite against its floor") == Step("reference suite against its floor: python suite_floor.py\nshim round trip 0.2 ms\n", True)
+    assert not run.step("own test command").ok
+    with pytest.raises(AssertionError, match="ran no step 'differential throughput'"):
+        run.step("differential throughput")

@@ -9,18 +9,18 @@ checked, read back from the JSON conformance report), run together on a small po
 (``kill_pool``). Here each mutant runs on its pinned scope (``kill_scope``): the fewest
 scenarios of its full set that fire every rule the full set fires, each in two scenarios;
 ``tests/gates/test_mutant_full_sets.py`` runs the full sets and proves the scopes hide nothing.
+The pass starts when collection ends and runs beside the session's other tests
+(``conftest.py``, ``scoped_pool``); the ``kill_reports`` fixture hands its futures to the tests.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 from catalog import load
-from kill_pool import kill_all, requested
 from kill_runner import ROOT, KillReport, scenario_files
 from kill_scope import PIN_COMMAND, Fired, load_pins, missing_now, stale
 from kill_verdict import message, problems
@@ -32,22 +32,6 @@ MIN_SCENARIOS_PER_RULE = 2
 def normative_rules() -> list[str]:
     rules = json.loads((ROOT / "fixtures" / "rules.json").read_text(encoding="utf-8"))["rules"]
     return [r["id"] for r in rules if r["level"] == "normative"]
-
-
-def scoped_files(name: str) -> tuple[str, ...]:
-    """The mutant's pinned scope; its full set while the pin is stale (a test says so)."""
-    full = scenario_files(MUTANTS[name].kills)
-    return full if stale(name, full) else load_pins()[name].scope_files()
-
-
-@pytest.fixture(scope="session")
-def kill_reports(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[KillReport]]]:
-    wanted = requested(request.session.items, "test_mutant_is_killed")
-    if any(getattr(item, "originalname", "") == "test_every_normative_rule_is_killed_in_two_scenarios"
-           for item in request.session.items):
-        wanted = sorted(MUTANTS)
-    with kill_all(wanted, scoped_files, "scoped") as futures:
-        yield futures
 
 
 @pytest.mark.timeout(900)

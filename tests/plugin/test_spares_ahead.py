@@ -1,71 +1,83 @@
 """Processes a session spawns ahead: the first shim while pytest collects (in a session of
 scenario variants alone), and spares for the variants that resume in a fresh shim — but
 only for those the port's handshake covers (a port without ``resume`` runs none of them,
-so no spare is booted for it)."""
+so no spare is booted for it).
+
+Each session runs in this process (pytester): the shims it starts are the processes counted.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from plugin_runner import REPO, run_pytest
+import pytest
+from inprocess import INNER
+from plugin_runner import REPO
 
-PROBE = '''
 import harness.shim_session as shim_session
 
-spawned = []
-_original = shim_session.ShimChild
 
-class CountingChild(_original):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        spawned.append(self.pid)
+class SpawnProbe:
+    """Counts the shim processes the inner session starts (every ``ShimChild``), and how many
+    had started when collection ended; a plugin object of the in-process run."""
 
-shim_session.ShimChild = CountingChild
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.spawned: list[int] = []
+        self.before_first_test: int | None = None
+        spawned = self.spawned
 
-collected = []
+        class CountingChild(shim_session.ShimChild):
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                super().__init__(*args, **kwargs)
+                spawned.append(self.pid)
 
-def pytest_collection_finish(session):
-    collected.append(len(spawned))
+        monkeypatch.setattr(shim_session, "ShimChild", CountingChild)
 
-def pytest_terminal_summary(terminalreporter, config):
-    terminalreporter.write_line(f"PROBE spawned={len(spawned)}")
-    terminalreporter.write_line(f"PROBE before-first-test={collected[0]}")
-'''
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.before_first_test = len(self.spawned)
+
 
 ACROSS_PROCESS = REPO / "fixtures" / "scenarios" / "resume-across-process.json"
+ProbeRun = Callable[..., SpawnProbe]
 
 
-def _probe(tmp_path: Path, *args: str, exit_code: int = 0, what: str = "spawned") -> int:
-    (tmp_path / "spares_probe.py").write_text(PROBE, encoding="utf-8")
-    run = run_pytest(*args, "-p", "spares_probe", env_extra={"PYTHONPATH": str(tmp_path)})
-    assert run.code == exit_code, run.output
-    line = next(line for line in run.output.splitlines() if line.startswith(f"PROBE {what}="))
-    return int(line.removeprefix(f"PROBE {what}="))
+@pytest.fixture
+def probe_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> ProbeRun:
+    """``probe_run(*args, exit_code=0) -> SpawnProbe``: the plugin in this process from the
+    repository root (the shims it starts are the subprocesses counted)."""
+    monkeypatch.chdir(REPO)
+
+    def run(*args: str, exit_code: int = 0) -> SpawnProbe:
+        probe = SpawnProbe(monkeypatch)
+        result = pytester.runpytest_inprocess(*INNER, *args, plugins=[probe])
+        output = result.stdout.str() + result.stderr.str()
+        assert int(result.ret) == exit_code, output
+        return probe
+
+    return run
 
 
-def _spawned(tmp_path: Path, *args: str, exit_code: int = 0) -> int:
-    return _probe(tmp_path, str(ACROSS_PROCESS), *args, exit_code=exit_code)
-
-
-def test_a_port_with_resume_gets_its_first_shim_and_spares_ahead(tmp_path: Path) -> None:
+def test_a_port_with_resume_gets_its_first_shim_and_spares_ahead(probe_run: ProbeRun) -> None:
     # 6 variants, each restarting once: the first process plus one per restart, no more.
-    assert _spawned(tmp_path, "--port=reference") == 7
+    assert len(probe_run(str(ACROSS_PROCESS), "--port=reference").spawned) == 7
 
 
-def test_a_port_without_resume_boots_no_spare_for_variants_it_cannot_run(tmp_path: Path) -> None:
+def test_a_port_without_resume_boots_no_spare_for_variants_it_cannot_run(probe_run: ProbeRun) -> None:
     shim = REPO / "tests" / "cross_resume" / "no_resume_shim.py"
     # Its variants fail for the missing capability (no expectations here), after one process.
-    assert _spawned(tmp_path, f"--port-cmd={sys.executable} {shim}", exit_code=1) == 1
+    assert len(probe_run(str(ACROSS_PROCESS), f"--port-cmd={sys.executable} {shim}", exit_code=1).spawned) == 1
 
 
-def test_a_session_of_scenarios_starts_its_shim_while_collecting(tmp_path: Path) -> None:
-    assert _probe(tmp_path, str(ACROSS_PROCESS), "--port=reference", what="before-first-test") == 1
+def test_a_session_of_scenarios_starts_its_shim_while_collecting(probe_run: ProbeRun) -> None:
+    assert probe_run(str(ACROSS_PROCESS), "--port=reference").before_first_test == 1
 
 
-def test_a_session_with_other_tests_starts_no_shim_before_a_variant_asks(tmp_path: Path) -> None:
+def test_a_session_with_other_tests_starts_no_shim_before_a_variant_asks(probe_run: ProbeRun, tmp_path: Path) -> None:
     # Its other tests may run first, and a shim idling beside them is not theirs to see.
     other = tmp_path / "test_other.py"
     other.write_text("def test_plain():\n    assert True\n", encoding="utf-8")
     args = (str(other), str(ACROSS_PROCESS), "--port=reference", "--rootdir", str(tmp_path.parent))
-    assert _probe(tmp_path, *args, what="before-first-test") == 0
+    assert probe_run(*args).before_first_test == 0
