@@ -251,26 +251,22 @@ def _plain_json(value: Any) -> bool:
     # and only containers cost a call.
     kind = type(value)
     if kind is dict:
-        for key, member in value.items():
+        for key in value:
             if type(key) is not str:
                 return False
-            of = type(member)
-            if of is dict or of is list:
-                if not _plain_json(member):
-                    return False
-            elif of not in _PLAIN_SCALARS:
+        members = value.values()
+    elif kind is list:
+        members = value
+    else:
+        return kind in _PLAIN_SCALARS
+    for member in members:
+        of = type(member)
+        if of is dict or of is list:
+            if not _plain_json(member):
                 return False
-        return True
-    if kind is list:
-        for member in value:
-            of = type(member)
-            if of is dict or of is list:
-                if not _plain_json(member):
-                    return False
-            elif of not in _PLAIN_SCALARS:
-                return False
-        return True
-    return kind in _PLAIN_SCALARS
+        elif of not in _PLAIN_SCALARS:
+            return False
+    return True
 
 
 _PLAIN_SCALARS = frozenset({str, int, float, bool, type(None)})

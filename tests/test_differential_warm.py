@@ -109,28 +109,28 @@ def test_a_forked_shim_answers_as_a_cold_one_and_each_start_is_a_fresh_process(n
     assert all(_wait_gone(pid) for pid in second), "a forked shim outlived the zygote"
 
 
+def _one_forked_shim(stack: ExitStack) -> tuple[int, ShimSession, int, int]:
+    """A warm reference port's zygote, a session on it, its one forked shim and the client."""
+    port = warm_port(resolve("reference", None, None, None), stack)
+    zygote = _zygote_pid(port)
+    session = stack.enter_context(ShimSession(port.argv, env={**os.environ, **port.env}))
+    session.ensure_alive()
+    (shim,) = _children(zygote)
+    client = session.process.pid
+    assert client is not None and client != shim
+    return zygote, session, shim, client
+
+
 def test_a_killed_client_takes_its_shim_with_it() -> None:
     with ExitStack() as stack:
-        port = warm_port(resolve("reference", None, None, None), stack)
-        zygote = _zygote_pid(port)
-        session = stack.enter_context(ShimSession(port.argv, env={**os.environ, **port.env}))
-        session.ensure_alive()
-        (shim,) = _children(zygote)
-        client = session.process.pid
-        assert client is not None and client != shim
+        _, _, shim, client = _one_forked_shim(stack)
         os.kill(client, signal.SIGKILL)
         assert _wait_gone(shim), "the shim outlived its killed client"
 
 
 def test_a_forked_shim_that_crashes_is_seen_as_a_crash_and_replaced() -> None:
     with ExitStack() as stack:
-        port = warm_port(resolve("reference", None, None, None), stack)
-        zygote = _zygote_pid(port)
-        session = stack.enter_context(ShimSession(port.argv, env={**os.environ, **port.env}))
-        session.ensure_alive()
-        (shim,) = _children(zygote)
-        client = session.process.pid
-        assert client is not None
+        zygote, session, shim, client = _one_forked_shim(stack)
         os.kill(shim, signal.SIGKILL)
         # The client ends as its shim did, so the harness sees what killed the port.
         info = os.waitid(os.P_PID, client, os.WEXITED | os.WNOWAIT)

@@ -22,26 +22,23 @@ def test_the_version_read_is_the_packages_own_and_nothing_is_imported() -> None:
     assert done.stdout.split() == [reference_py.__version__, "False"]
 
 
-def test_a_version_that_is_no_plain_literal_is_asked_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _read_from(init_text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """reference_version() with the package found at an ``__init__.py`` holding ``init_text``."""
     init = tmp_path / "__init__.py"
-    init.write_text("from ._v import VERSION as __version__\n", encoding="utf-8")
+    init.write_text(init_text, encoding="utf-8")
     spec = importlib.machinery.ModuleSpec("reference_py", None, origin=str(init))
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
     golden.reference_version.cache_clear()
     try:
-        assert golden.reference_version() == reference_py.__version__
+        return golden.reference_version()
     finally:
         golden.reference_version.cache_clear()
+
+
+def test_a_version_that_is_no_plain_literal_is_asked_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _read_from("from ._v import VERSION as __version__\n", tmp_path, monkeypatch) == reference_py.__version__
 
 
 def test_a_wrong_literal_would_be_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The reader really reads the file it finds (the first test is not passing by import)."""
-    init = tmp_path / "__init__.py"
-    init.write_text('"""doc"""\n__version__ = "9.9.9"\n', encoding="utf-8")
-    spec = importlib.machinery.ModuleSpec("reference_py", None, origin=str(init))
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
-    golden.reference_version.cache_clear()
-    try:
-        assert golden.reference_version() == "9.9.9"
-    finally:
-        golden.reference_version.cache_clear()
+    assert _read_from('"""doc"""\n__version__ = "9.9.9"\n', tmp_path, monkeypatch) == "9.9.9"
