@@ -68,6 +68,15 @@ def test_scenario_throughput_runs_both_paths() -> None:
     assert "reference shim (subprocess)" in done.stdout and "in-process / shim ratio" in done.stdout
 
 
+def test_variant_cost_splits_run_and_judge() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/variant_cost.py", "--rounds", "1", "--only", "relay-single-durable"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "  run " in done.stdout and "  judge " in done.stdout and "rule failures in the last round: 0" in done.stdout
+
+
 def test_fake_provider_latency_runs() -> None:
     done = subprocess.run(
         [sys.executable, "benchmarks/fake_provider_latency.py", "--requests", "5"],
