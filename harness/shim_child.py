@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from . import process_tree
 from .spawn import with_spawn_retry
@@ -47,16 +48,40 @@ class ShimChild:
 
     def exited(self, timeout: float = 0.0) -> bool:
         """Wait up to ``timeout`` for the exit *without reaping* (so the group id stays ours)."""
+        if self._exited_now() or timeout <= 0:
+            return self._exited_now()
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+        # Woken by the exit itself where the kernel offers a pidfd (every close and restart
+        # waits here for a shim that is about to exit: a 10 ms poll cost ~5 ms each time).
+        with self._pidfd() as pidfd:
+            while (remaining := deadline - time.monotonic()) > 0:
+                if pidfd is not None:
+                    select.select([pidfd], [], [], remaining)
+                else:
+                    time.sleep(min(0.01, remaining))
+                if self._exited_now():
                     return True
-            except ChildProcessError:
-                return True  # already reaped
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
+        return self._exited_now()
+
+    def _exited_now(self) -> bool:
+        try:
+            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True  # already reaped
+
+    @contextlib.contextmanager
+    def _pidfd(self) -> Iterator[int | None]:
+        """A descriptor that turns readable when the (unreaped) process exits; None where the
+        platform has none (the caller polls instead)."""
+        try:
+            fd = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):
+            yield None
+            return
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def killed_from_outside(self) -> bool:
         """It has exited, ended by a signal something else sends to stop a process (the OOM
