@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import proc_tree
 import pytest
 
 from harness import differential_pool as pool
@@ -122,6 +123,22 @@ def test_the_throughput_benchmark_prints_both_figures() -> None:
     assert all("4 scenarios in" in line and "ms/scenario" in line for line in lines), done.stdout
 
 
+def _wait_until_searching(run: subprocess.Popen[str], workers: int) -> None:
+    """Past start-up: every worker has its shims (two pairs each, forked or cold) and has had
+    a moment to run scenarios on them."""
+    wanted = 4 * workers
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shims = [p for p in proc_tree.descendants(run.pid)
+                 if any(arg.endswith(("fork_client.py", "shims/reference/shim.py")) for arg in proc_tree.cmdline(p))]
+        if len(shims) >= wanted:
+            time.sleep(0.5)
+            return
+        assert run.poll() is None, f"the search ended before it was interrupted: {run.communicate()}"
+        time.sleep(0.05)
+    raise AssertionError(f"the search did not start its {wanted} shims within 60 s")
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_stops_every_worker_and_never_claims_agreement(workers: str) -> None:
     command = [sys.executable, "-m", "harness.differential", "--port=reference-norelay", "--against=reference",
@@ -130,7 +147,7 @@ def test_ctrl_c_stops_every_worker_and_never_claims_agreement(workers: str) -> N
     run = subprocess.Popen(command, cwd=ROOT, start_new_session=True, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(6)  # past start-up: the workers are searching
+    _wait_until_searching(run, int(workers))
     os.killpg(run.pid, signal.SIGINT)
     out, err = run.communicate(timeout=60)
     assert run.returncode == 130, (out, err)

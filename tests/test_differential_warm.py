@@ -15,6 +15,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
+import proc_tree
 import pytest
 
 from harness.differential_warm import reference_shim, warm_port
@@ -24,13 +25,6 @@ from harness.shim_session import ShimSession
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_SHIM = str(ROOT / "shims" / "reference" / "shim.py")
-
-
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*/children"):
-        found |= {int(p) for p in task.read_text().split()}
-    return found
 
 
 def _zygote_pid(port: ResolvedPort) -> int:
@@ -49,11 +43,7 @@ def _zygote_pid(port: ResolvedPort) -> int:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return proc_tree.state(pid) not in {"Z", "X", None}
 
 
 def _wait_gone(pid: int, timeout: float = 5.0) -> bool:
@@ -93,13 +83,13 @@ def test_a_forked_shim_answers_as_a_cold_one_and_each_start_is_a_fresh_process(n
         cold = stack.enter_context(ShimSession(cold_port.argv, env={**os.environ, **cold_port.env}))
         warm = stack.enter_context(ShimSession(port.argv, env={**os.environ, **port.env}))
         assert warm.ensure_alive().raw == cold.ensure_alive().raw
-        first = _children(zygote)
+        first = proc_tree.children(zygote)
         assert len(first) == 1, first
         # Out of the search's session, as a cold shim is: a Ctrl-C to the search's group
         # must not kill the shims in the middle of the runs it lets finish.
         assert os.getsid(zygote) != os.getsid(0) and os.getsid(next(iter(first))) != os.getsid(0)
         warm.restart()
-        second = _children(zygote)
+        second = proc_tree.children(zygote)
         assert len(second) == 1 and second != first, (first, second)
         assert _wait_gone(first.pop()), "the replaced shim is still alive"
         described = warm.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)
@@ -115,7 +105,7 @@ def _one_forked_shim(stack: ExitStack) -> tuple[int, ShimSession, int, int]:
     zygote = _zygote_pid(port)
     session = stack.enter_context(ShimSession(port.argv, env={**os.environ, **port.env}))
     session.ensure_alive()
-    (shim,) = _children(zygote)
+    (shim,) = proc_tree.children(zygote)
     client = session.process.pid
     assert client is not None and client != shim
     return zygote, session, shim, client
@@ -138,7 +128,7 @@ def test_a_forked_shim_that_crashes_is_seen_as_a_crash_and_replaced() -> None:
         assert not session.alive
         session.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)  # a fresh process
         assert session.recoveries == 1
-        assert _children(zygote) - {shim}
+        assert proc_tree.children(zygote) - {shim}
 
 
 def test_a_zygote_that_cannot_start_leaves_the_port_cold(tmp_path: Path) -> None:

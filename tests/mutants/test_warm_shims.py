@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import proc_tree
 import pytest
 from kill_runner import ROOT
 from warm_shims import warm_shims
@@ -26,20 +27,6 @@ def shim() -> Iterator[str]:
     with warm_shims() as command:
         assert "fork_client.py" in command, "the zygote did not come up, so the runs would start cold"
         yield command
-
-
-def children_of(pid: int) -> set[int]:
-    found = set()
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                stat = Path(f"/proc/{name}/stat").read_text(encoding="utf-8")
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2 :].split()
-            if int(fields[1]) == pid and fields[0] not in {"Z", "X"}:
-                found.add(int(name))
-    return found
 
 
 def zygote_pid(command: str) -> int:
@@ -74,11 +61,11 @@ def handshake(process: subprocess.Popen[bytes]) -> dict:
 
 def test_a_warm_shim_serves_the_named_mutant_in_a_process_of_its_own(shim: str) -> None:
     zygote = zygote_pid(shim)
-    before = children_of(zygote)
+    before = proc_tree.children(zygote)
     with ShimSession(shlex.split(f"{shim} results-reversed")) as session:
         assert session.ensure_alive().port == "reference"
         client = session.process.pid
-        forked = children_of(zygote) - before
+        forked = proc_tree.children(zygote) - before
         assert len(forked) == 1 and client not in forked, (client, forked)
         assert "mutant shim: results-reversed:" in session.process.stderr_tail()
     assert gone_within(forked, 5), "the shim must end with its session"
@@ -102,11 +89,11 @@ def test_the_client_ends_as_its_shim_did(shim: str) -> None:
 
 def test_a_shim_killed_by_a_signal_kills_its_client_with_it(shim: str) -> None:
     zygote = zygote_pid(shim)
-    before = children_of(zygote)
+    before = proc_tree.children(zygote)
     process = subprocess.Popen([*shlex.split(shim), "results-reversed"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
     try:
         assert "result" in handshake(process)
-        (forked,) = children_of(zygote) - before
+        (forked,) = proc_tree.children(zygote) - before
         os.kill(forked, signal.SIGKILL)
         assert process.wait(10) == -signal.SIGKILL
     finally:
@@ -116,10 +103,10 @@ def test_a_shim_killed_by_a_signal_kills_its_client_with_it(shim: str) -> None:
 
 def test_killing_the_client_kills_its_shim_and_closes_the_pipes(shim: str) -> None:
     zygote = zygote_pid(shim)
-    before = children_of(zygote)
+    before = proc_tree.children(zygote)
     process = subprocess.Popen([*shlex.split(shim), "results-reversed"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
     assert "result" in handshake(process)
-    forked = children_of(zygote) - before
+    forked = proc_tree.children(zygote) - before
     assert len(forked) == 1
     process.kill()
     process.wait()
@@ -133,7 +120,7 @@ def test_stopping_the_zygote_ends_and_reaps_every_live_shim() -> None:
         zygote = zygote_pid(command)
         process = subprocess.Popen([*shlex.split(command), "results-reversed"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
         assert "result" in handshake(process)
-        forked = children_of(zygote)
+        forked = proc_tree.children(zygote)
         assert len(forked) == 1
     assert not Path(f"/proc/{zygote}").exists(), "the zygote is reaped when the pass ends"
     assert gone_within(forked, 5), "a live shim ends with its zygote"
