@@ -17,15 +17,12 @@ One worker runs in this process, with no pool at all: it reports exactly the sce
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -37,16 +34,13 @@ from .differential_ahead import AheadSearch, PairRunner, Shims, Stopped
 from .differential_warm import warm_port
 from .errors import HarnessError
 from .fake_provider import FakeProvider
+from .gc_tuning import fewer_collections
 from .ports import ResolvedPort
 
 NOBODY = sys.maxsize  # the lowest worker that found a difference, before any did
 STOP_GRACE_S = 15.0  # after Ctrl-C: the examples in hand (one per shim pair) may finish
 DEFAULT_PAIRS = 2  # per worker: while one pair waits (round trips, tool delays) the other runs
 AHEAD_PER_PAIR = 2  # scenarios drawn ahead per pair, so a pair never waits for the next draw
-# Drawing and running a scenario allocate ~10^5 short-lived objects: with the default
-# threshold (700) the youngest generation is collected hundreds of times per 100 scenarios
-# (~1 ms of CPU per scenario measured, ~0.3 ms with this threshold and gc.freeze()).
-YOUNG_GC_THRESHOLD = 50_000
 
 
 class LowestFinder:
@@ -79,7 +73,6 @@ class WorkerJob:
     worker: int
     examples: int
     pairs: int = DEFAULT_PAIRS
-    warm: bool = True  # reference shims forked from a zygote (differential_warm.py); a port search() warmed passes through
 
 
 @dataclass(frozen=True)
@@ -220,9 +213,10 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
     ahead: AheadSearch | None = None
     try:
         with ExitStack() as stack:
-            # Zygotes first, so they stop after the shims they forked have closed.
-            warm_expected = warm_port(job.expected, stack) if job.warm else job.expected
-            warm_under_test = warm_port(job.under_test, stack) if job.warm else job.under_test
+            # Zygotes first, so they stop after the shims they forked have closed. A port
+            # search() warmed already is passed through as it is.
+            warm_expected = warm_port(job.expected, stack)
+            warm_under_test = warm_port(job.under_test, stack)
             expected = [_shim(warm_expected, stack) for _ in range(job.pairs)]
             under_test = [_shim(warm_under_test, stack) for _ in range(job.pairs)]
             features = Features.shared_by(under_test[0], expected[0])
@@ -233,7 +227,7 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
             ahead = AheadSearch(runner, scenarios(features), search_settings(job.examples), lambda: stream(job.worker),
                                 depth=AHEAD_PER_PAIR * job.pairs, stop=lambda: finder.get() < job.worker,
                                 differs=lambda: finder.lower_to(job.worker))
-            with _fewer_collections():
+            with fewer_collections():
                 outcome = ahead.run()
             return WorkerOutcome(job.worker, outcome.tried, outcome.found, outcome.failures)
     except Stopped:
@@ -242,18 +236,3 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
         return WorkerOutcome(job.worker, ahead.tried if ahead else 0, error=str(exc).splitlines()[0])
     except Exception as exc:  # a bug, not the ports': reported in one line, not as a traceback
         return WorkerOutcome(job.worker, ahead.tried if ahead else 0, error=f"internal error {type(exc).__name__}: {exc}")
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """The search's garbage collections made cheaper: what exists before it (modules,
-    strategies, shims) is frozen out of them, and the youngest generation is collected
-    less often. Both are undone after."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(YOUNG_GC_THRESHOLD, *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()

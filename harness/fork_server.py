@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import array
 import contextlib
-import gc
 import json
 import os
 import select
@@ -35,12 +34,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .gc_tuning import for_short_lived_objects
+
 STATUS = struct.Struct("!i")  # the child's pid, then its wait status, to the client
 MAX_REQUEST = 1 << 20  # one client's argv, environment and folder, as JSON
 READY_LINE = b"ready\n"
-# A shim allocates a few thousand short-lived objects per run: collecting the youngest
-# generation every 700 allocations spends CPU on objects that die young anyway.
-YOUNG_GC_THRESHOLD = 50_000
 CLIENT = Path(__file__).resolve().parent / "fork_client.py"
 
 Become = Callable[[list[str]], int]
@@ -138,10 +136,8 @@ class ForkServer:
 
     def __init__(self, socket_path: str, become: Become, *, name: str) -> None:
         self.socket_path, self.become, self.name = socket_path, become, name
-        # What is loaded lives as long as any child: kept out of the children's collections
-        # (which would also touch, so copy, every page of it).
-        gc.freeze()
-        gc.set_threshold(YOUNG_GC_THRESHOLD, *gc.get_threshold()[1:])
+        # What is loaded lives as long as any child: kept out of the children's collections.
+        for_short_lived_objects()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(socket_path)
         self.listener.listen(64)

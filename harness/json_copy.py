@@ -4,7 +4,7 @@ Every run copies what it hands on or keeps (a resume's pending Request and histo
 store's transcripts, the host's logs), so that no later change to one can reach another.
 ``copy.deepcopy`` is general and slow; JSON data (dicts, lists, strings, numbers, booleans,
 None, and the tuples the harness builds itself) round-trips exactly through ``marshal``,
-in C. Anything marshal refuses (a subclass, a mapping proxy) goes to ``copy.deepcopy``.
+in C. Anything marshal refuses (a subclass such as an OrderedDict) goes to ``copy.deepcopy``.
 """
 
 from __future__ import annotations

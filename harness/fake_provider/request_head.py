@@ -12,7 +12,6 @@ from __future__ import annotations
 import http.client
 import io
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 
@@ -86,8 +85,8 @@ def read_field_lines(rfile: io.BufferedIOBase) -> list[bytes]:
 
 
 class Fields:
-    """Header fields in arrival order, looked up by name regardless of case (the part of
-    ``http.client.HTTPMessage`` the server uses)."""
+    """Header fields in arrival order, looked up by name regardless of case: what the
+    server reads of ``http.client.HTTPMessage`` (``get`` and ``items``)."""
 
     def __init__(self, pairs: list[tuple[str, str]]) -> None:
         self._pairs = pairs
@@ -96,24 +95,8 @@ class Fields:
         wanted = name.lower()
         return next((value for key, value in self._pairs if key.lower() == wanted), default)
 
-    def get_all(self, name: str) -> list[str]:
-        wanted = name.lower()
-        return [value for key, value in self._pairs if key.lower() == wanted]
-
     def items(self) -> list[tuple[str, str]]:
         return list(self._pairs)
-
-    def keys(self) -> list[str]:
-        return [key for key, _ in self._pairs]
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self._pairs)
 
 
 def plain_fields(lines: list[bytes]) -> Fields | None:

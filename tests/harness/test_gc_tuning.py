@@ -1,0 +1,20 @@
+"""gc_tuning: the settings hold inside the block and are put back after it, even when the
+block raises (a differential worker goes on in the same process after its search)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from harness.gc_tuning import YOUNG_GC_THRESHOLD, fewer_collections
+
+
+def test_the_block_runs_with_fewer_collections_and_the_settings_come_back() -> None:
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    with pytest.raises(RuntimeError), fewer_collections():
+        assert gc.get_threshold() == (YOUNG_GC_THRESHOLD, *before[1:])
+        assert gc.get_freeze_count() > frozen
+        raise RuntimeError("the search failed")
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
