@@ -161,15 +161,19 @@ def _python_port_repository(into: Path) -> Path:
     return repo
 
 
-def test_gate_builds_the_python_port_from_the_repository_under_test(run_gate, tmp_path: Path) -> None:
-    repo = _python_port_repository(tmp_path)
-    (repo / "conformance").mkdir()
-    shutil.copy(REPO / "conformance" / "python.toml", repo / "conformance" / "python.toml")
-    result = run_gate(
-        repo, "--port=python", "--port-src=.", "--expectations=conformance/python.toml", "--", "-k", "susp-inprocess-unresolved and not beside"
-    )
+def _gate_passes_in(run_gate, repo: Path, port: str, select: str, *, tests: int) -> GateResult:
+    """The gate run in a port's repository, built from it (``--port-src=.``), under this
+    repository's expectations for the port: it passes, with ``tests`` variants selected."""
+    (repo / "conformance").mkdir(exist_ok=True)
+    shutil.copy(REPO / "conformance" / f"{port}.toml", repo / "conformance" / f"{port}.toml")
+    result = run_gate(repo, f"--port={port}", "--port-src=.", f"--expectations=conformance/{port}.toml", "--", "-k", select)
     assert result.code == 0, result.output[-3000:]
-    assert result.failed_tests() == [] and result.test_count() == 12
+    assert result.failed_tests() == [] and result.test_count() == tests
+    return result
+
+
+def test_gate_builds_the_python_port_from_the_repository_under_test(run_gate, tmp_path: Path) -> None:
+    result = _gate_passes_in(run_gate, _python_port_repository(tmp_path), "python", "susp-inprocess-unresolved and not beside", tests=12)
     assert "- **python** (toolnexus 0.21.0.post7): " in result.summary
     assert "not testable (the port does not declare the capability: " in result.summary
     assert (
@@ -187,13 +191,7 @@ def test_gate_builds_golang_from_a_copy_of_a_checkout(run_gate, tmp_path: Path) 
         pytest.skip("golang: no registry here serves the port; set TOOLNEXUS_SRC to a toolnexus checkout to run it")
     repo = tmp_path / "toolnexus"
     shutil.copytree(checkout, repo, ignore=shutil.ignore_patterns(".git"))
-    (repo / "conformance").mkdir(exist_ok=True)
-    shutil.copy(REPO / "conformance" / "golang.toml", repo / "conformance" / "golang.toml")
-    result = run_gate(
-        repo, "--port=golang", "--port-src=.", "--expectations=conformance/golang.toml", "--", "-k", "relay-declined-durable"
-    )
-    assert result.code == 0, result.output[-3000:]
-    assert result.failed_tests() == [] and result.test_count() == 6
+    result = _gate_passes_in(run_gate, repo, "golang", "relay-declined-durable", tests=6)
     assert "- **golang** (github.com/muthuishere/toolnexus/golang " in result.summary
     assert "+checkout): " in result.summary
     assert "`python -m harness.ci_gate --port=golang --port-src=. -- -k 'relay-declined-durable[openai-run]' --rule=relay.declined`" in result.summary
