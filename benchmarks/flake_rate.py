@@ -34,7 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 RUN_TIMEOUT_S = 1800
-BUSY_LOOP = "while True: pass"
+# Spins until the benchmark is gone: one killed by a signal runs no ``finally`` and must not
+# leave the machine loaded for whatever runs next. The pid is given, not read at start-up,
+# because the benchmark may already be gone by the time the child's interpreter is up.
+BUSY_LOOP = "import os\nwhile os.getppid() == {parent}:\n    for _ in range(200_000): pass"
 
 Verdict = tuple[str, tuple[str, ...]]  # (pytest outcome, sorted "rule:reason" failures)
 
@@ -62,7 +65,7 @@ def wait_sensitive(folder: Path = SCENARIOS) -> list[Path]:
 @contextmanager
 def busy(processes: int) -> Iterator[None]:
     """Keep ``processes`` CPU-bound children running for the duration; end exactly those."""
-    children = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(processes)]
+    children = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP.format(parent=os.getpid())]) for _ in range(processes)]
     try:
         yield
     finally:
