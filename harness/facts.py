@@ -102,6 +102,12 @@ class Facts:
         return None
 
     @property
+    def first_suspending_turn(self) -> int | None:
+        """Index of the first first-phase turn with a call that suspends (the turn whose tools
+        call ``waitFor`` first), or None."""
+        return next((i for i, turn in enumerate(self.first_turn_calls) if any(c.suspends for c in turn)), None)
+
+    @property
     def first_suspension(self) -> int | None:
         """Index in the halting turn of the first call that suspends."""
         return next((i for i, c in enumerate(self.halting_turn or ()) if c.suspends), None)

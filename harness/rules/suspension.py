@@ -141,8 +141,15 @@ def waitfor_error_aborts(record: RunRecord, facts: Facts) -> Iterator[str]:
         yield f"the run did not fail although waitFor raised (status {(record.first.result or {}).get('status')!r})"
     elif error.get("kind") != "run":
         yield f"the run failed with a port error of kind {error.get('kind')!r}, expected 'run'"
-    if len(record.first.requests) > 1:
-        yield f"{len(record.first.requests) - 1} provider request(s) followed a failed waitFor"
+    # The waitFor fails during the tools of the first turn with a suspending call: the requests
+    # up to and including the one that served that turn are the run's, any later one is not.
+    turn = facts.first_suspending_turn
+    allowed = 1 if turn is None else turn + 1
+    if len(record.first.requests) > allowed:
+        yield (
+            f"{len(record.first.requests) - allowed} provider request(s) followed a failed waitFor "
+            f"(it failed during the tools of turn {allowed}, served by request {allowed})"
+        )
 
 
 @check("susp.request-keys")

@@ -273,3 +273,40 @@ def test_a_rewritten_calls_input_is_judged_by_args_rewrite_only() -> None:
     record, facts = _record(variant, result={"status": "pending", "text": "p", "pending": request})
     fired = _fired(record, facts, ["relay.arguments-parse-to-input", "relay.args-rewrite"])
     assert fired == {"relay.arguments-parse-to-input": "pass", "relay.args-rewrite": "fail"}
+
+
+def _waitfor_raising_in_turn_two(tmp_path: Path) -> Variant:
+    """susp-waitfor-raises with a real tool's turn first: the raising waitFor comes in turn 2."""
+    data = json.loads((fixtures_dir() / "scenarios" / "susp-waitfor-raises.json").read_text(encoding="utf-8"))
+    data["toolkit"]["tools"].append({"name": "ring_bell", "description": "Ring", "schema": {"type": "object"},
+                                     "behaviour": {"reply": "rung"}})
+    data["turns"].insert(0, {"toolCalls": [{"id": "call_r1", "name": "ring_bell", "arguments": "{}"}],
+                             "usage": {"input": 5, "output": 2}})
+    path = tmp_path / "waitfor-raises-in-turn-two.json"
+    path.write_text(json.dumps({**data, "id": path.stem}), encoding="utf-8")
+    return Variant(load_scenario(path), "openai", "run", uncalled_relay=False)
+
+
+@pytest.mark.parametrize(("requests", "status"), [(2, "pass"), (3, "fail")])
+def test_a_waitfor_failing_in_a_later_turn_allows_the_requests_up_to_that_turn(
+    tmp_path: Path, requests: int, status: str
+) -> None:
+    # The reference sends two requests here (the differential found the check counting every
+    # request after the first as following the failure).
+    record, facts = _record(_waitfor_raising_in_turn_two(tmp_path), error={"kind": "run", "message": "host failed"},
+                            requests=[{"messages": []}] * requests)
+    outcome = evaluate(record, facts, ["susp.waitfor-error-aborts"], load_all())[0]
+    assert outcome.status == status
+    if status == "fail":
+        assert outcome.evidence == (
+            "1 provider request(s) followed a failed waitFor (it failed during the tools of turn 2, served by request 2)",
+        )
+
+
+def test_a_request_after_a_waitfor_failing_in_the_first_turn_fails_error_aborts() -> None:
+    record, facts = _record(_variant("susp-waitfor-raises", "anthropic"), error={"kind": "run", "message": "host failed"},
+                            requests=[{"messages": []}, {"messages": []}])
+    outcome = evaluate(record, facts, ["susp.waitfor-error-aborts"], load_all())[0]
+    assert (outcome.status, outcome.evidence) == (
+        "fail", ("1 provider request(s) followed a failed waitFor (it failed during the tools of turn 1, served by request 1)",)
+    )
