@@ -6,8 +6,9 @@ hypothesis shrinks it away when it is not the cause.
 the order rules pin may then be compared, and the normalization already frees the rest
 (tool events, executions, hook calls and waitFor callbacks of one turn are unordered; the
 halt takes the first suspension in call order, susp.first-in-order). Two limits keep a run
-deterministic: a delay is long enough (``DELAY_MS``, the 30 ms the order scenarios use,
-which held over 20 runs each of reference, golang and java at load 13-19) to order completion, and a host whose waitFor raises gets none (the abort would race a sleeping tool).
+deterministic: a delay is long enough (``DELAY_MS``, the 10 ms the order scenarios use,
+which held over 20 runs each of reference, golang, java and js at load 6-17) to order
+completion, and a host whose waitFor raises gets none (the abort would race a sleeping tool).
 
 **Stored histories** need the ``store`` capability in both ports: an ask continues a
 conversation already in the host's store (``storedHistory``, store.ask-loads-history), a
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 
 from .differential_wire import ONE_IN_THREE
 
-DELAY_MS = 30
+DELAY_MS = 10
 CONVERSATION_ID = "conv-generated"
 HISTORIES = (
     [{"role": "user", "content": "My name is Ada."}, {"role": "assistant", "content": "Hello, Ada."}],
