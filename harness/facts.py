@@ -94,12 +94,19 @@ class Facts:
         return [c for turn in self.turn_calls[:served] for c in turn]
 
     @property
+    def halting_turn_index(self) -> int | None:
+        """Where a durable run halts: the first first-phase turn with a suspending call (no
+        later turn is served), else the last one with tool calls; None without tool calls."""
+        suspending = self.first_suspending_turn
+        if suspending is not None:
+            return suspending
+        return max((i for i, turn in enumerate(self.first_turn_calls) if turn), default=None)
+
+    @property
     def halting_turn(self) -> tuple[ScriptedCall, ...] | None:
-        """The last first-phase turn with tool calls (where a durable run halts)."""
-        for turn in reversed(self.first_turn_calls):
-            if turn:
-                return turn
-        return None
+        """The calls of the turn at ``halting_turn_index``."""
+        index = self.halting_turn_index
+        return None if index is None else self.first_turn_calls[index]
 
     @property
     def first_suspending_turn(self) -> int | None:

@@ -112,7 +112,7 @@ def durable_halt(record: RunRecord, facts: Facts) -> Iterator[str]:
     halt_context(facts)
     yield from _halted(record)
     # the run ends after the halting turn's tools: no request follows the turn that halted
-    halting = max(i for i, calls in enumerate(facts.first_turn_calls) if calls) + 1
+    halting = (facts.halting_turn_index or 0) + 1
     if len(record.first.requests) > halting:
         yield f"{len(record.first.requests) - halting} provider request(s) followed the turn that halted"
 

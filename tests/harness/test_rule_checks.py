@@ -310,3 +310,29 @@ def test_a_request_after_a_waitfor_failing_in_the_first_turn_fails_error_aborts(
     assert (outcome.status, outcome.evidence) == (
         "fail", ("1 provider request(s) followed a failed waitFor (it failed during the tools of turn 1, served by request 1)",)
     )
+
+
+def _halting_in_turn_one_with_calls_after(tmp_path: Path) -> Variant:
+    """relay-auth-first-durable with a later turn of calls that the halt leaves unserved (the
+    differential generates such turns; the fixtures end on their halting turn)."""
+    data = json.loads((fixtures_dir() / "scenarios" / "relay-auth-first-durable.json").read_text(encoding="utf-8"))
+    data["toolkit"]["tools"].append({"name": "confirm", "description": "Confirm", "schema": {"type": "object"},
+                                     "behaviour": {"alwaysSuspend": {"id": "req-confirm", "kind": "approval", "prompt": "Sure?"}}})
+    data["turns"].append({"toolCalls": [{"id": "call_c1", "name": "confirm", "arguments": "{}"}], "usage": {"input": 3, "output": 1}})
+    path = tmp_path / "halting-in-turn-one.json"
+    path.write_text(json.dumps({**data, "id": path.stem}), encoding="utf-8")
+    return Variant(load_scenario(path), "openai", "run", uncalled_relay=False)
+
+
+def test_a_durable_run_halts_on_the_first_turn_with_a_suspending_call(tmp_path: Path) -> None:
+    variant = _halting_in_turn_one_with_calls_after(tmp_path)
+    pending = {"id": "auth-calendar-1", "kind": "authorization", "prompt": "Sign in to the calendar to continue",
+               "url": "https://auth.example.invalid/calendar"}
+    record, facts = _record(variant, result={"status": "pending", "pending": pending, "text": pending["prompt"]},
+                            requests=[{"messages": []}])
+    rules = ["relay.non-relay-first-uncontaminated", "susp.durable-halt"]
+    assert _fired(record, facts, rules) == dict.fromkeys(rules, "pass")
+    assert [c.id for c in facts.halting_turn or ()] == ["call_a1", "call_w1"]
+    record.phases[0].requests.append({"messages": []})
+    outcomes = {o.rule: o for o in evaluate(record, facts, rules, load_all())}
+    assert outcomes["susp.durable-halt"].evidence == ("1 provider request(s) followed the turn that halted",)
