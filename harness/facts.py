@@ -186,6 +186,19 @@ class Facts:
         return "resume" if (self.resume or {}).get("expectError") else None
 
     @property
+    def resume_halts_again(self) -> bool:
+        """Whether the resumed run ends pending: the scenario says so (``resumedStatus``), or,
+        where it says nothing (generated scenarios), a non-relay call of the halting turn
+        always suspends (re-executed on resume, resume.non-relay-reexecutes), or a turn served
+        after the resume has a suspending call."""
+        stated = self.expect.get("resumedStatus")
+        if stated is not None:
+            return bool(stated == "pending")
+        if any(c.kind == "suspend" and "alwaysSuspend" in self.behaviour(c.name) for c in self.halting_turn or ()):
+            return True
+        return any(c.suspends for turn in self.turn_calls[len(self.first_turns):] for c in turn)
+
+    @property
     def resume_refused(self) -> bool:
         return bool((self.resume or {}).get("expectError"))
 

@@ -163,12 +163,15 @@ def shorthand_several_calls(record: RunRecord, facts: Facts) -> Iterator[str]:
                        f"{got.content!r} without is_error; the reference gives it the missing-result error")
 
 
-def _continued(record: RunRecord) -> Iterator[str]:
+def _continued(record: RunRecord, facts: Facts) -> Iterator[str]:
     last = record.phases[-1]
+    status = (last.result or {}).get("status")
     if last.error is not None:
         yield f"the run ended with a port error ({last.error.get('kind')}: {last.error.get('message')})"
-    elif (last.result or {}).get("status") != "done":
-        yield f"the run did not continue to a final answer (status {(last.result or {}).get('status')!r})"
+    elif status == "pending" and facts.resume_halts_again:
+        return  # the run went on, to a call of the resumed turn that suspends again
+    elif status != "done":
+        yield f"the run did not continue to a final answer (status {status!r})"
 
 
 @check("relay.caller-failure")
@@ -178,7 +181,7 @@ def caller_failure(record: RunRecord, facts: Facts) -> Iterator[str]:
         raise NotApplicable("no caller-side failure answered")
     for call_id, expected, got, _ in failing:
         yield from _compare(call_id, expected, got, facts.style)
-    yield from _continued(record)
+    yield from _continued(record, facts)
 
 
 @check("relay.declined")
@@ -188,7 +191,7 @@ def declined(record: RunRecord, facts: Facts) -> Iterator[str]:
         raise NotApplicable("no relay Request was declined")
     for call_id, expected, got, _ in refused:
         yield from _compare(call_id, expected, got, facts.style)
-    yield from _continued(record)
+    yield from _continued(record, facts)
 
 
 @check("relay.collision-guard")
