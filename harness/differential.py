@@ -33,6 +33,7 @@ from hypothesis.errors import NoSuchExample
 
 from .compare import compare_variant
 from .differential_draws import judged_rules, with_delays, with_store
+from .differential_forked import session_for
 from .differential_wire import (
     NON_ASCII_VALUES,
     ONE_IN_THREE,
@@ -326,7 +327,7 @@ def _shim(port: Endpoint, stack: ExitStack) -> ShimSession:
         return port
     resolved = resolve(port, None, None, None) if isinstance(port, str) else port
     env = {**os.environ, **resolved.env} if resolved.env else None  # a port's env adds to ours
-    session = stack.enter_context(ShimSession(resolved.argv, env=env))
+    session = stack.enter_context(session_for(resolved.argv, env=env))
     session.ensure_alive()
     return session
 
