@@ -185,12 +185,15 @@ def test_a_directly_forked_shim_killed_from_outside_is_seen_as_killed_and_replac
         assert isinstance(child, ForkedChild)
         os.kill(child.pid, signal.SIGKILL)
         assert child.exited(5.0) and child.killed_from_outside() and child.reap() == -signal.SIGKILL
-        deadline = time.monotonic() + 5
-        while session.alive and time.monotonic() < deadline:
-            time.sleep(0.01)
         assert not session.alive
-        notes = [text for _, text in session.process.transcript.since()]
-        assert any("killed by signal 9" in note for note in notes), notes
+
+        def notes() -> list[str]:
+            return [text for _, text in session.process.transcript.since()]
+
+        deadline = time.monotonic() + 5  # the exit is reported once the shim's last lines are read
+        while not any("killed by signal 9" in note for note in notes()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert any("killed by signal 9" in note for note in notes()), notes()
         session.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)  # a fresh process
         assert session.recoveries == 1 and session.process.pid in proc_tree.children(zygote)
 
@@ -202,8 +205,8 @@ def test_a_directly_forked_shim_reports_its_own_exit_status() -> None:
         child = session.process._child
         assert isinstance(child, ForkedChild)
         assert not child.exited() and not child.exited(0.05), "a serving shim reads as exited"
-        session.close()  # shutdown: the shim ends by itself
-        assert child.reap() == 0 and not child.killed_from_outside()
+        session.process.call("shutdown", None, timeout=10)  # the shim ends by itself
+        assert child.exited(10.0) and child.reap() == 0 and not child.killed_from_outside()
 
 
 def test_a_shim_whose_zygote_is_killed_is_ended_and_seen_as_gone() -> None:
