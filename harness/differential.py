@@ -16,7 +16,6 @@ with ``--expectations`` it skips what the port's expectations explain and search
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
@@ -33,7 +32,9 @@ from hypothesis.errors import NoSuchExample
 
 from .compare import compare_variant
 from .differential_draws import judged_rules, with_delays, with_store
+from .differential_forked import session_for
 from .differential_wire import (
+    BOOLEANS,
     NON_ASCII_VALUES,
     ONE_IN_THREE,
     turn_extra,
@@ -42,6 +43,7 @@ from .differential_wire import (
     with_undeclared,
 )
 from .fake_provider import FakeProvider
+from .json_copy import copy_json
 from .normalize import normalize
 from .observables import observables
 from .ports import ResolvedPort, resolve
@@ -147,7 +149,7 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
     }
     host: dict[str, Any] = {"hooks": hooks} if hooks else {}
     raising = False
-    if draw(st.booleans()):  # in-process: the host answers every suspension itself
+    if draw(BOOLEANS):  # in-process: the host answers every suspension itself
         host["waitFor"] = {"answers": _answers(draw, tools, turns)}
         # A raise aborts the run mid-turn: whatever else that turn does (a second suspension
         # reaching waitFor, another call's afterTool hook or reply) races the abort, so it
@@ -170,7 +172,7 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
         scenario["rules"] = list(dict.fromkeys([*scenario["rules"], *judged_rules(scenario)]))
     # The cached strategies hand out the same dict objects to every draw: a copy keeps a
     # consumer that edits one scenario from editing what later scenarios are drawn from.
-    return copy.deepcopy(scenario)
+    return copy_json(scenario)
 
 
 def _with_wire(draw: st.DrawFn, turn: dict[str, Any], style: str) -> dict[str, Any]:
@@ -201,17 +203,22 @@ def _called(names: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
 @functools.cache
 def _hooks(names: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
     """No hooks, or beforeTool rules (an args rewrite or a suspension) and/or afterTool observation."""
-    rule: st.SearchStrategy[dict[str, Any]] = st.sampled_from(names).flatmap(lambda name: st.sampled_from([
-        {"tool": name, "args": {"zone": "rewritten", "text": "by the hook"}},
-        {"tool": name, "suspend": {"id": f"req-hook-{name}", "kind": "approval", "prompt": f"Hook asks about {name}"}},
-    ]))
+    rule: st.SearchStrategy[dict[str, Any]] = st.sampled_from(names).flatmap(_hook_rule)
     before = st.lists(rule, max_size=2, unique_by=lambda r: r["tool"])
     return st.one_of(
         st.just({}),
-        st.tuples(before, st.booleans()).map(
+        st.tuples(before, BOOLEANS).map(
             lambda drawn: {**({"beforeTool": drawn[0]} if drawn[0] else {}), **({"afterTool": "observe"} if drawn[1] else {})}
         ),
     )
+
+
+@functools.cache
+def _hook_rule(name: str) -> st.SearchStrategy[dict[str, Any]]:
+    return st.sampled_from([
+        {"tool": name, "args": {"zone": "rewritten", "text": "by the hook"}},
+        {"tool": name, "suspend": {"id": f"req-hook-{name}", "kind": "approval", "prompt": f"Hook asks about {name}"}},
+    ])
 
 
 def _suspends(call: dict[str, Any], tools: dict[str, dict[str, Any]], hooks: dict[str, Any]) -> bool:
@@ -239,17 +246,11 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
     script becoming the resumed phase's turns. A scenario that never halts gets no resume."""
     turns = scenario["turns"]
     first = _first_suspending(turns, {t["name"]: t for t in scenario["toolkit"]["tools"]}, hooks)
-    if first is None or not draw(st.booleans()):
+    if first is None or not draw(BOOLEANS):
         return
     halted = first[0]
-    call_ids = [c["id"] for c in turns[halted]["toolCalls"]]
-    answered = draw(st.lists(st.sampled_from(call_ids), max_size=len(call_ids), unique=True))
-    answer = draw(st.sampled_from([
-        {"id": "$pending.id", "ok": True, "data": {"output": "resumed by the caller"}},
-        {"id": "$pending.id", "ok": True,
-         "data": {"results": [{"id": c, "output": f"caller result for {c}", "isError": False} for c in answered]}},
-        {"id": "$pending.id", "ok": False, "reason": "the caller declined"},
-    ]))
+    answered = draw(_answered(tuple(c["id"] for c in turns[halted]["toolCalls"])))
+    answer = draw(_resume_answer(tuple(answered)))
     resume: dict[str, Any] = {"answer": answer, "turns": turns[halted + 1:]}
     if draw(ONE_IN_THREE):
         resume["restartShim"] = True
@@ -257,6 +258,21 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
     scenario["resume"] = resume
     scenario["requires"] = sorted({*scenario["requires"], "resume"})
     scenario["rules"].append("resume.entry-points")
+
+
+@functools.cache
+def _answered(call_ids: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(call_ids), max_size=len(call_ids), unique=True)
+
+
+@functools.cache
+def _resume_answer(answered: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.sampled_from([
+        {"id": "$pending.id", "ok": True, "data": {"output": "resumed by the caller"}},
+        {"id": "$pending.id", "ok": True,
+         "data": {"results": [{"id": c, "output": f"caller result for {c}", "isError": False} for c in answered]}},
+        {"id": "$pending.id", "ok": False, "reason": "the caller declined"},
+    ])
 
 
 def _answers(draw: st.DrawFn, tools: list[dict[str, Any]], turns: list[dict[str, Any]]) -> dict[str, Any]:
@@ -326,7 +342,7 @@ def _shim(port: Endpoint, stack: ExitStack) -> ShimSession:
         return port
     resolved = resolve(port, None, None, None) if isinstance(port, str) else port
     env = {**os.environ, **resolved.env} if resolved.env else None  # a port's env adds to ours
-    session = stack.enter_context(ShimSession(resolved.argv, env=env))
+    session = stack.enter_context(session_for(resolved.argv, env=env))
     session.ensure_alive()
     return session
 

@@ -7,7 +7,9 @@ client that has the zygote fork a fresh shim onto the client's pipes; any other 
 build, a ``--port-cmd``, a mutant) is returned unchanged and boots as usual. The shims are
 the same program in the same state (a fresh process that has served nothing); only the
 interpreter's start-up and the imports are paid once per search instead of once per shim,
-which matters for the scenarios that resume in a restarted shim.
+which matters for the scenarios that resume in a restarted shim. The differential's own
+sessions skip the client process too: they have the zygote fork straight onto their pipes
+(differential_forked.py), and start the client command only when it cannot be reached.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ UNDECLARED_NAME = "ghost_tool"
 NON_ASCII_VALUES = ("Zürich", "東京 ☕", "🚀")
 # Strategies built once: hypothesis validates a strategy object on its first draw, so one
 # built per draw costs more than the draw itself. Each draws what a fresh one would.
+# st.booleans() hands out one cached object, but looking it up costs ~20 us a call.
+BOOLEANS = st.booleans()
 ONE_IN_THREE = st.sampled_from([False, False, True])
 _ONE_IN_FOUR = st.sampled_from([False, False, False, True])
 _SPLIT_AT = st.lists(st.integers(1, 700), min_size=1, max_size=4, unique=True)
@@ -41,11 +43,11 @@ _MESSAGE_KEYS = st.sampled_from([{"refusal": None}, {"refusal": None, "annotatio
 def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     """A ``wire`` block for a turn with ``calls`` tool calls ({} = served as usual)."""
     wire: dict[str, Any] = {}
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         split: dict[str, Any] = {"at": draw(_SPLIT_AT), "pauseMs": 0}
         if draw(ONE_IN_THREE):
             split["every"] = draw(_SPLIT_EVERY)
-        if draw(st.booleans()):
+        if draw(BOOLEANS):
             split["utf8"] = True
         wire["split"] = split
     usage = draw(_USAGE["openai" if style == "openai" else "anthropic"])
@@ -60,9 +62,9 @@ def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
         order = draw(_ORDER)
         if order != "sequential":
             wire["toolCallOrder"] = order
-        if draw(st.booleans()):  # ascending, so index order stays call order: only gaps
+        if draw(BOOLEANS):  # ascending, so index order stays call order: only gaps
             wire["toolCallIndexes"] = sorted(draw(_indexes(calls)))
-    elif calls == 1 and draw(st.booleans()):
+    elif calls == 1 and draw(BOOLEANS):
         wire["omitToolCallIndex"] = True
     return wire
 
@@ -79,13 +81,13 @@ def turn_extra(draw: st.DrawFn, style: str) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if not draw(ONE_IN_THREE):
         return extra
-    if style == "openai" and draw(st.booleans()):
+    if style == "openai" and draw(BOOLEANS):
         extra["extraMessageKeys"] = draw(_MESSAGE_KEYS)
-    if style == "anthropic" and draw(st.booleans()):
+    if style == "anthropic" and draw(BOOLEANS):
         extra["extraBlocks"] = [{"type": "thinking", "thinking": "The tools answer this. ☕", "signature": "sig-generated"}]
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         extra["extraResponseKeys"] = {"system_fingerprint": "fp_generated"}
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         extra["extraEvents"] = [{"type": "message_metadata", "choices": []} if style == "openai" else {"type": "ping"}]
     return extra
 
@@ -94,8 +96,13 @@ def with_undeclared(draw: st.DrawFn, names: list[str]) -> list[str]:
     """``names``, sometimes with a call of a tool nobody declared put somewhere in it."""
     if not draw(_ONE_IN_FOUR):
         return names
-    at = draw(st.integers(0, len(names)))
+    at = draw(_position(len(names)))
     return [*names[:at], UNDECLARED_NAME, *names[at:]]
+
+
+@functools.cache
+def _position(count: int) -> st.SearchStrategy[int]:
+    return st.integers(0, count)
 
 
 def variation_rules(turns: list[dict[str, Any]]) -> list[str]:

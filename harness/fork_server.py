@@ -30,7 +30,7 @@ import socket
 import struct
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,14 @@ Become = Callable[[list[str]], int]
 def client_command(python: str, socket_path: str | Path) -> list[str]:
     """The command that has the server at ``socket_path`` fork a child (its arguments follow)."""
     return [python, "-I", "-S", str(CLIENT), str(socket_path)]
+
+
+def client_target(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """The server's socket and the child's arguments when ``argv`` is :func:`client_command`
+    with arguments after it; None for any other command."""
+    if len(argv) < 5 or list(argv[1:4]) != ["-I", "-S", str(CLIENT)]:
+        return None
+    return argv[4], list(argv[5:])
 
 
 def start(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,

@@ -182,9 +182,13 @@ class ShimSession:
         wanted = max(at_least, min(SPARES_AHEAD, self._restarts_expected))
         while self._refused is None and len(self._spares) < wanted:
             try:
-                self._spares.append(ShimChild(self.argv, cwd=self.cwd, env=self.env))
+                self._spares.append(self._spawn())
             except (OSError, ValueError):
                 return  # the start that needs one spawns (and reports) for itself
+
+    def _spawn(self) -> ShimChild:
+        """A process of this session's command, spawned now."""
+        return ShimChild(self.argv, cwd=self.cwd, env=self.env)
 
     def _take_spare(self) -> ShimChild | None:
         while self._spares:

@@ -18,8 +18,10 @@ from pathlib import Path
 import proc_tree
 import pytest
 
+from harness.differential_forked import ForkedChild, ForkedShimSession, session_for
 from harness.differential_warm import reference_shim, warm_port
-from harness.fork_server import CLIENT
+from harness.errors import ShimError
+from harness.fork_server import CLIENT, client_command, client_target
 from harness.ports import ResolvedPort, resolve
 from harness.shim_session import ShimSession
 
@@ -138,3 +140,98 @@ def test_a_zygote_that_cannot_start_leaves_the_port_cold(tmp_path: Path) -> None
     port = ResolvedPort("reference", [sys.executable, str(broken)], 10.0, {}, "--port=reference")
     with ExitStack() as stack:
         assert warm_port(port, stack) is port
+
+
+# The differential's own sessions (harness/differential_forked.py): the worker hands its
+# pipes to the zygote itself, with no client process in between.
+
+
+def _forked_session(stack: ExitStack, name: str = "reference") -> tuple[int, ShimSession]:
+    port = warm_port(resolve(name, None, None, None), stack)
+    session = stack.enter_context(session_for(port.argv, env={**os.environ, **port.env}))
+    assert isinstance(session, ForkedShimSession)
+    return _zygote_pid(port), session
+
+
+@pytest.mark.parametrize("name", ["reference", "reference-norelay"])
+def test_a_directly_forked_shim_answers_as_a_cold_one_with_no_client_process(name: str) -> None:
+    cold_port = resolve(name, None, None, None)
+    with ExitStack() as stack:
+        zygote, warm = _forked_session(stack, name)
+        cold = stack.enter_context(ShimSession(cold_port.argv, env={**os.environ, **cold_port.env}))
+        assert warm.ensure_alive().raw == cold.ensure_alive().raw
+        (shim,) = proc_tree.children(zygote)
+        assert warm.process.pid == shim, "the session talks to the zygote's child itself"
+        assert not [p for p in proc_tree.descendants(os.getpid()) if str(CLIENT) in proc_tree.cmdline(p)], \
+            "a fork client was started"
+        warm.prepare_restart()  # a spare, forked ahead as well
+        warm.restart()
+        (second,) = proc_tree.children(zygote) - {shim} or {None}
+        assert second is not None and warm.process.pid == second
+        assert _wait_gone(shim), "the replaced shim is still alive"
+        toolkit = {"toolkit": {"tools": []}}
+        assert warm.call("toolkit.describe", toolkit, timeout=10) == cold.call("toolkit.describe", toolkit, timeout=10)
+        warm.close()
+        assert _wait_gone(second), "a closed session left its shim running"
+        assert warm.process.pid is None
+    assert _wait_gone(zygote), "the zygote outlived its search"
+
+
+def test_a_directly_forked_shim_killed_from_outside_is_seen_as_killed_and_replaced() -> None:
+    with ExitStack() as stack:
+        zygote, session = _forked_session(stack)
+        session.ensure_alive()
+        child = session.process._child
+        assert isinstance(child, ForkedChild)
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.exited(5.0) and child.killed_from_outside() and child.reap() == -signal.SIGKILL
+        assert not session.alive
+
+        def notes() -> list[str]:
+            return [text for _, text in session.process.transcript.since()]
+
+        deadline = time.monotonic() + 5  # the exit is reported once the shim's last lines are read
+        while not any("killed by signal 9" in note for note in notes()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert any("killed by signal 9" in note for note in notes()), notes()
+        session.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)  # a fresh process
+        assert session.recoveries == 1 and session.process.pid in proc_tree.children(zygote)
+
+
+def test_a_directly_forked_shim_reports_its_own_exit_status() -> None:
+    with ExitStack() as stack:
+        _, session = _forked_session(stack)
+        session.ensure_alive()
+        child = session.process._child
+        assert isinstance(child, ForkedChild)
+        assert not child.exited() and not child.exited(0.05), "a serving shim reads as exited"
+        session.process.call("shutdown", None, timeout=10)  # the shim ends by itself
+        assert child.exited(10.0) and child.reap() == 0 and not child.killed_from_outside()
+
+
+def test_a_shim_whose_zygote_is_killed_is_ended_and_seen_as_gone() -> None:
+    with ExitStack() as stack:
+        zygote, session = _forked_session(stack)
+        session.ensure_alive()
+        child = session.process._child
+        assert isinstance(child, ForkedChild)
+        os.kill(zygote, signal.SIGKILL)
+        assert child.exited(5.0), "the zygote's death went unnoticed"
+        assert _wait_gone(child.pid), "the orphaned shim was left running"
+        with pytest.raises(ShimError):
+            session.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10)
+
+
+def test_a_session_that_cannot_reach_its_zygote_starts_the_client_which_says_why(tmp_path: Path) -> None:
+    argv = client_command(sys.executable, tmp_path / "no-zygote.sock")
+    with session_for(argv) as session:
+        assert isinstance(session, ForkedShimSession)
+        with pytest.raises(ShimError, match="cannot reach the fork server"):
+            session.ensure_alive()
+
+
+def test_any_other_command_gets_an_ordinary_session() -> None:
+    argv = resolve("reference", None, None, None).argv
+    assert client_target(argv) is None
+    with session_for(argv) as session:
+        assert type(session) is ShimSession
