@@ -5,6 +5,7 @@ which only a command naming that folder collects."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -17,6 +18,13 @@ from run_order import LanesScheduling, run_order
 from harness.fake_provider import FakeProvider
 from harness.ports import resolve
 from harness.shim_session import ShimSession
+
+# This process and xdist's workers keep compiled bytecode as the processes the tests start do
+# (``_inner_runs_cache_bytecode`` below): with PYTHONDONTWRITEBYTECODE set, each of them
+# rewrote the asserts of every test module from source at every start, half the CPU of
+# collecting the suite (~2.5 of 5 s a process). Set here, before any test module is imported;
+# what the tests run is unchanged, only where their bytecode comes from.
+sys.dont_write_bytecode = False
 
 # The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
 # pytest_plugins is only honoured in a top-level conftest.
