@@ -31,6 +31,16 @@ LONGEST_FIRST = (
     "tests/plugin/test_snapshot_update_safety.py::test_an_update_whose_xdist_worker_crashed_keeps_every_golden",
     "tests/plugin/test_broken_shims.py::test_the_null_shim_fails_every_scenario",
     "tests/cross_resume/test_cross_resume_runs.py::test_reference_to_reference_passes_every_durable_halt",
+    # then the tests of 3-10 s each (a python port's venv, a package index, a subprocess
+    # pytest or a differential search): at the end of a lane, one of them would be the tail
+    "tests/shims/test_register_shims.py::test_shim_registers_through_the_port_after_construction[python]",
+    "tests/test_history.py::test_one_real_python_release",
+    "tests/test_differential_ahead.py::test_running_ahead_reports_the_one_at_a_time_searchs_scenario",
+    "tests/test_differential_known.py::test_store_draws_need_the_store_capability",
+    "tests/test_differential_pool.py::test_two_workers_report_what_worker_0_alone_finds",
+    "tests/test_hypothesis_isolation.py::test_a_fresh_interpreter_and_a_warm_one_draw_the_same_stream",
+    "tests/plugin/test_session_footprint.py",
+    "tests/test_differential_known.py::test_a_new_difference_is_shrunk_to_a_scenario_that_fails_the_same_rule_under_pytest",
 )
 # Tests that only read what another process of the run makes go last, so no worker waits
 # for it while it still has other tests to run: the scoped mutants' tests read a pass that

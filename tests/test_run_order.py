@@ -36,8 +36,8 @@ def test_each_lane_starts_with_its_long_tests_and_ends_with_its_readers() -> Non
     order = [nodeids[i] for i in deal(nodeids, 2)]
     first_size, _ = lane_sizes(len(nodeids), 2)
     first, second = order[:first_size], order[first_size:]
-    assert first[:3] == LONG[0::2] and second[:2] == LONG[1::2]
-    assert first[-3:] == READERS[0::2] and second[-2:] == READERS[1::2]
+    assert first[: len(LONG[0::2])] == LONG[0::2] and second[: len(LONG[1::2])] == LONG[1::2]
+    assert first[-len(READERS[0::2]) :] == READERS[0::2] and second[-len(READERS[1::2]) :] == READERS[1::2]
 
 
 def test_a_plain_block_split_would_give_one_worker_every_long_test() -> None:
