@@ -4,9 +4,10 @@ started together the first time a test asks, so the catalogue costs about one mu
 per core rather than one after another. Under xdist
 every worker collects every mutant test, so the workers of one test run claim each mutant
 in a shared folder (``kill_runner.kill_once_per_run``): each mutant runs once per test run,
-whatever the number of workers. One worker hosts a pass (the first to claim it): the others
-start no fork server, zygote or pool of their own (~2 s of CPU each) and read the host's
-reports as they land in the shared folder (``watch_reports``).
+whatever the number of workers. One worker hosts a pass (the first to claim it), with as many
+runs at a time as all the workers had: the others start no fork server or zygote of their
+own (~1.2 s of CPU each) and read the host's reports as they land in the shared folder
+(``watch_reports``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
     runner = forked_pytest.Forked()
     shims = ExitStack()
     shim = shims.enter_context(warm_shims())
-    pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="mutant")
+    # The host runs the runs every worker would have run beside its tests.
+    threads = WORKERS * int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="mutant")
     futures = {name: pool.submit(kill_once_per_run, name, files[name], shared, runner, shim) for name in order}
     try:
         yield futures
