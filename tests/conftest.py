@@ -1,11 +1,11 @@
 """Fixtures shared by the harness's in-process tests that drive real shims: one loopback
 fake provider and started shim sessions, each kept for a test module; the order the suite
-runs in (longest first, so xdist workers overlap them; the tests reading the mutants'
-background pass last); and the gates (tests/gates), which
-only a command naming that folder collects."""
+runs in and how xdist workers share it (tests/run_order.py); and the gates (tests/gates),
+which only a command naming that folder collects."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -13,55 +13,33 @@ from pathlib import Path
 import gate_selection
 import harness_wheel
 import pytest
+from run_order import LanesScheduling, run_order
 
 from harness.fake_provider import FakeProvider
 from harness.ports import resolve
 from harness.shim_session import ShimSession
+
+# This process and xdist's workers keep compiled bytecode as the processes the tests start do
+# (``_inner_runs_cache_bytecode`` below): with PYTHONDONTWRITEBYTECODE set, each of them
+# rewrote the asserts of every test module from source at every start, half the CPU of
+# collecting the suite (~2.5 of 5 s a process). Set here, before any test module is imported;
+# what the tests run is unchanged, only where their bytecode comes from.
+sys.dont_write_bytecode = False
 
 # The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
 # pytest_plugins is only honoured in a top-level conftest.
 pytest_plugins = ["pytester"]
 
 
-# Tests that each take minutes (a real port's whole suite, the CI gate's end-to-end runs,
-# the mutants over their full sets, whose first test starts the pool that runs them all),
-# and in the test command its longest tests (10-40 s each on a loaded machine), go first:
-# xdist hands the first tests out round-robin, so the two workers start on them together and
-# fill the rest of the run with the short tests instead of ending on one long test while the
-# other worker idles.
-LONGEST_FIRST = (
-    "tests/gates/test_real_ports.py::test_port_meets_its_expectations",
-    "tests/gates/test_mutant_full_sets.py",
-    "tests/gates/test_ci_gate_end_to_end.py",
-    "tests/plugin/test_rerun_from_port_repository.py",
-    "tests/test_benchmarks.py::test_all_figures_runs_every_step_and_sums_them_up",
-    "tests/plugin/test_broken_shims.py::test_the_null_shim_fails_every_scenario",
-    "tests/plugin/test_snapshot_update_safety.py::test_an_update_whose_xdist_worker_crashed_keeps_every_golden",
-    "tests/cross_resume/test_cross_resume_runs.py::test_reference_to_reference_passes_every_durable_halt",
-)  # longest first: the order listed, which alternates them between two workers
-# Tests that only read what another process of the run makes go last, so no worker waits
-# for it while it still has other tests to run: the scoped mutants' tests read a pass that
-# starts when collection ends (tests/mutants/conftest.py) and goes on beside the other tests;
-# the floor and own-suite benchmark tests read the all_figures.py run the first benchmark
-# test makes. Within each group the collection order is kept.
-READ_A_BACKGROUND_PASS_LAST = (
-    "tests/mutants/test_mutants.py::test_mutant_is_killed",
-    "tests/mutants/test_mutants.py::test_every_normative_rule_is_killed_in_two_scenarios",
-    "tests/test_benchmarks.py::test_suite_floor_runs_every_step",
-    "tests/test_benchmarks.py::test_own_suite_prints_wall_cpu_load_and_where_the_time_goes",
-)
-
-
-def run_order(nodeid: str) -> tuple[int, int]:
-    """(group, place): the longest first in the order listed, then the rest, then the readers."""
-    for place, prefix in enumerate(LONGEST_FIRST):
-        if nodeid.startswith(prefix):
-            return 0, place
-    return (2 if nodeid.startswith(READ_A_BACKGROUND_PASS_LAST) else 1), 0
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: run_order(item.nodeid))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: a run with -p no:xdist has no such hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``-n``'s default scheduling (``load``) becomes work stealing over per-worker lanes
+    (tests/run_order.py); any other ``--dist`` mode is left as it is."""
+    return LanesScheduling(config, log) if config.getvalue("dist") == "load" else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

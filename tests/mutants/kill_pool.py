@@ -4,13 +4,18 @@ started together the first time a test asks, so the catalogue costs about one mu
 per core rather than one after another. Under xdist
 every worker collects every mutant test, so the workers of one test run claim each mutant
 in a shared folder (``kill_runner.kill_once_per_run``): each mutant runs once per test run,
-whatever the number of workers.
+whatever the number of workers. One worker hosts a pass (the first to claim it), with as many
+runs at a time as all the workers had: the others start no fork server or zygote of their
+own (~1.2 s of CPU each) and read the host's reports as they land in the shared folder
+(``watch_reports``).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -18,7 +23,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 import forked_pytest
-from kill_runner import KillReport, kill_once_per_run
+from kill_runner import OTHER_WORKER_TIMEOUT_S, POLL_S, KillReport, kill_once_per_run, read_shared, timed_out
 from warm_shims import warm_shims
 
 WORKERS = max(2, os.cpu_count() or 2)
@@ -43,10 +48,16 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
     order = sorted(names, key=lambda name: (name != "sequential-calls", -len(files[name]), name))
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     shared = Path(tempfile.gettempdir()) / f"toolnexus-mutants-{label}-{run_id}" if run_id else None
+    if shared is not None and not _claim_host(shared):
+        with watch_reports(order, shared) as watched:
+            yield watched
+        return
     runner = forked_pytest.Forked()
     shims = ExitStack()
     shim = shims.enter_context(warm_shims())
-    pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="mutant")
+    # The host runs the runs every worker would have run beside its tests.
+    threads = WORKERS * int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="mutant")
     futures = {name: pool.submit(kill_once_per_run, name, files[name], shared, runner, shim) for name in order}
     try:
         yield futures
@@ -60,3 +71,49 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
             stop = getattr(forkserver._forkserver, "_stop", None)
             if stop is not None:
                 stop()
+
+
+def _claim_host(shared: Path) -> bool:
+    """True for the first process of the test run to ask: it hosts the pass."""
+    shared.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(shared / "host.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+@contextmanager
+def watch_reports(names: list[str], shared: Path) -> Iterator[dict[str, Future[KillReport]]]:
+    """A future per mutant, completed with the report the hosting process writes to
+    ``shared`` (``kill_runner.kill_once_per_run``), by one thread that looks for them; each
+    still missing when no report has come for ``OTHER_WORKER_TIMEOUT_S`` is a timed-out run."""
+    futures: dict[str, Future[KillReport]] = {name: Future() for name in names}
+    stop = threading.Event()
+
+    def watch() -> None:
+        # The host runs a few mutants at a time, each within RUN_TIMEOUT_S: this long without
+        # a new report, it is gone.
+        deadline = time.monotonic() + OTHER_WORKER_TIMEOUT_S
+        waiting = list(names)
+        while waiting and not stop.is_set():
+            for name in list(waiting):
+                if (report := read_shared(name, shared)) is not None:
+                    futures[name].set_result(report)
+                    waiting.remove(name)
+                    deadline = time.monotonic() + OTHER_WORKER_TIMEOUT_S
+            if time.monotonic() > deadline:
+                for name in waiting:
+                    futures[name].set_result(timed_out(name))
+                return
+            stop.wait(POLL_S)
+        for name in waiting:
+            futures[name].cancel()
+
+    watcher = threading.Thread(target=watch, name="mutant-reports", daemon=True)
+    watcher.start()
+    try:
+        yield futures
+    finally:
+        stop.set()
+        watcher.join()

@@ -27,6 +27,8 @@ from harness.session import IMPLICIT_RULES
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 RUN_TIMEOUT_S = 600
+OTHER_WORKER_TIMEOUT_S = RUN_TIMEOUT_S * 2  # how long a worker waits for a run another one claimed
+POLL_S = 0.05  # a file check: cheap, and the reading test waits no longer than it must
 # a crash, a missing capability or a check that raised proves nothing
 UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
 # A golden comparison sees every observable, so any behaviour change may fire these too.
@@ -140,6 +142,21 @@ def kill(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None =
     return report
 
 
+def read_shared(mutant: str, shared: Path) -> KillReport | None:
+    """The report another process of the run wrote for ``mutant`` to ``shared``; None while
+    it has not (it is written whole: ``kill_once_per_run``)."""
+    done = shared / f"{mutant}.json"
+    if not done.exists():
+        return None
+    raw = json.loads(done.read_text(encoding="utf-8"))
+    return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
+                               for r in raw["runs"]])
+
+
+def timed_out(mutant: str) -> KillReport:
+    return KillReport(mutant, [KillRun((), -1, "timed out waiting for another worker's run", 0.0, None)])
+
+
 def kill_once_per_run(
     mutant: str, files: tuple[str, ...], shared: Path | None, runner: Runner, shim: str | None = None
 ) -> KillReport:
@@ -153,14 +170,12 @@ def kill_once_per_run(
     try:
         os.close(os.open(shared / f"{mutant}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
-        deadline = time.monotonic() + RUN_TIMEOUT_S * 2
-        while not done.exists():
+        deadline = time.monotonic() + OTHER_WORKER_TIMEOUT_S
+        while (report := read_shared(mutant, shared)) is None:
             if time.monotonic() > deadline:
-                return KillReport(mutant, [KillRun((), -1, "timed out waiting for another worker's run", 0.0, None)])
-            time.sleep(0.05)  # a file check: cheap, and the reading test waits no longer than it must
-        raw = json.loads(done.read_text(encoding="utf-8"))
-        return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
-                                   for r in raw["runs"]])
+                return timed_out(mutant)
+            time.sleep(POLL_S)
+        return report
     report = kill(mutant, files, runner, shim)
     partial = done.with_suffix(".partial")
     partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
