@@ -153,6 +153,15 @@ def _forked_session(stack: ExitStack, name: str = "reference") -> tuple[int, Shi
     return _zygote_pid(port), session
 
 
+def _started_child(stack: ExitStack) -> tuple[int, ShimSession, ForkedChild]:
+    """A forked session whose shim is up, and the forked child process it talks to."""
+    zygote, session = _forked_session(stack)
+    session.ensure_alive()
+    child = session.process._child
+    assert isinstance(child, ForkedChild)
+    return zygote, session, child
+
+
 @pytest.mark.parametrize("name", ["reference", "reference-norelay"])
 def test_a_directly_forked_shim_answers_as_a_cold_one_with_no_client_process(name: str) -> None:
     cold_port = resolve(name, None, None, None)
@@ -179,10 +188,7 @@ def test_a_directly_forked_shim_answers_as_a_cold_one_with_no_client_process(nam
 
 def test_a_directly_forked_shim_killed_from_outside_is_seen_as_killed_and_replaced() -> None:
     with ExitStack() as stack:
-        zygote, session = _forked_session(stack)
-        session.ensure_alive()
-        child = session.process._child
-        assert isinstance(child, ForkedChild)
+        zygote, session, child = _started_child(stack)
         os.kill(child.pid, signal.SIGKILL)
         assert child.exited(5.0) and child.killed_from_outside() and child.reap() == -signal.SIGKILL
         assert not session.alive
@@ -200,10 +206,7 @@ def test_a_directly_forked_shim_killed_from_outside_is_seen_as_killed_and_replac
 
 def test_a_directly_forked_shim_reports_its_own_exit_status() -> None:
     with ExitStack() as stack:
-        _, session = _forked_session(stack)
-        session.ensure_alive()
-        child = session.process._child
-        assert isinstance(child, ForkedChild)
+        _, session, child = _started_child(stack)
         assert not child.exited() and not child.exited(0.05), "a serving shim reads as exited"
         session.process.call("shutdown", None, timeout=10)  # the shim ends by itself
         assert child.exited(10.0) and child.reap() == 0 and not child.killed_from_outside()
@@ -211,10 +214,7 @@ def test_a_directly_forked_shim_reports_its_own_exit_status() -> None:
 
 def test_a_shim_whose_zygote_is_killed_is_ended_and_seen_as_gone() -> None:
     with ExitStack() as stack:
-        zygote, session = _forked_session(stack)
-        session.ensure_alive()
-        child = session.process._child
-        assert isinstance(child, ForkedChild)
+        zygote, session, child = _started_child(stack)
         os.kill(zygote, signal.SIGKILL)
         assert child.exited(5.0), "the zygote's death went unnoticed"
         assert _wait_gone(child.pid), "the orphaned shim was left running"
