@@ -34,7 +34,7 @@ from typing import IO, Any, cast
 
 from . import process_tree
 from .fork_server import STATUS, client_target
-from .shim_child import OUTSIDE_SIGNALS, TERM_GRACE_SECONDS, ShimChild
+from .shim_child import OUTSIDE_SIGNALS, ShimChild
 from .shim_session import ShimSession
 
 # How often a thread that waits for the exit while another one reads the zygote's
@@ -90,7 +90,6 @@ class ForkedChild(ShimChild):
         self.proc = cast(Any, streams)
         self._pid = pid
         self._conn = conn
-        self._lock = threading.Lock()  # unused by this class; kept as ShimChild has it
         self._reading = threading.Lock()  # held by the one thread that reads the connection
         self._done = threading.Event()
         self._returncode = NO_STATUS_EXIT
@@ -123,12 +122,8 @@ class ForkedChild(ShimChild):
         self._wait(None)
         return self._returncode
 
-    def terminate(self, grace: float) -> int:
-        if not self.exited(grace):
-            self.end_tree(signal.SIGTERM)
-            self.exited(TERM_GRACE_SECONDS)
-        self.end_tree(signal.SIGKILL)
-        return self.reap()
+    # terminate() is ShimChild's: grace, SIGTERM, SIGKILL through end_tree, then reap; its
+    # descendant sweep never runs, since end_tree reports nothing forked.
 
     def _wait(self, timeout: float | None) -> bool:
         """Whether the shim has exited, waiting up to ``timeout`` (None: until it has)."""

@@ -80,4 +80,3 @@ def test_hold_margin_measures_every_scenario_that_holds_waitfor() -> None:
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     assert {p.stem for p in module.held_scenarios()} >= {"susp-waitfor-concurrent", "relay-parallel-inprocess"}
-

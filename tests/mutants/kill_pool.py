@@ -1,13 +1,12 @@
 """Running many mutants at once: each on its own thread, in a process forked from one warm
 fork server (``forked_pytest``), its shims forked from a warm zygote (``warm_shims``),
 started together the first time a test asks, so the catalogue costs about one mutant run
-per core rather than one after another. Under xdist
-every worker collects every mutant test, so the workers of one test run claim each mutant
-in a shared folder (``kill_runner.kill_once_per_run``): each mutant runs once per test run,
-whatever the number of workers. One worker hosts a pass (the first to claim it), with as many
-runs at a time as all the workers had: the others start no fork server or zygote of their
-own (~1.2 s of CPU each) and read the host's reports as they land in the shared folder
-(``watch_reports``).
+per core rather than one after another. Under xdist every worker collects every mutant
+test, yet each mutant runs once per test run, whatever the number of workers: one worker
+hosts the pass (the first to claim it in a shared folder), with as many runs at a time as all
+the workers had, and writes each report there (``kill_runner.kill_and_share``); the others
+start no fork server or zygote of their own (~1.2 s of CPU each) and read the reports as they
+land (``watch_reports``).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 import forked_pytest
-from kill_runner import OTHER_WORKER_TIMEOUT_S, POLL_S, KillReport, kill_once_per_run, read_shared, timed_out
+from kill_runner import OTHER_WORKER_TIMEOUT_S, POLL_S, KillReport, kill_and_share, read_shared, timed_out
 from warm_shims import warm_shims
 
 WORKERS = max(2, os.cpu_count() or 2)
@@ -58,7 +57,7 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
     # The host runs the runs every worker would have run beside its tests.
     threads = WORKERS * int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     pool = ThreadPoolExecutor(threads, thread_name_prefix="mutant")
-    futures = {name: pool.submit(kill_once_per_run, name, files[name], shared, runner, shim) for name in order}
+    futures = {name: pool.submit(kill_and_share, name, files[name], shared, runner, shim) for name in order}
     try:
         yield futures
     finally:
@@ -86,7 +85,7 @@ def _claim_host(shared: Path) -> bool:
 @contextmanager
 def watch_reports(names: list[str], shared: Path) -> Iterator[dict[str, Future[KillReport]]]:
     """A future per mutant, completed with the report the hosting process writes to
-    ``shared`` (``kill_runner.kill_once_per_run``), by one thread that looks for them; each
+    ``shared`` (``kill_runner.kill_and_share``), by one thread that looks for them; each
     still missing when no report has come for ``OTHER_WORKER_TIMEOUT_S`` is a timed-out run."""
     futures: dict[str, Future[KillReport]] = {name: Future() for name in names}
     stop = threading.Event()

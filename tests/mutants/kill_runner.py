@@ -12,7 +12,6 @@ and precision (no other rule fires).
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from harness.session import IMPLICIT_RULES
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 RUN_TIMEOUT_S = 600
-OTHER_WORKER_TIMEOUT_S = RUN_TIMEOUT_S * 2  # how long a worker waits for a run another one claimed
+OTHER_WORKER_TIMEOUT_S = RUN_TIMEOUT_S * 2  # how long a worker waits for the host's next report
 POLL_S = 0.05  # a file check: cheap, and the reading test waits no longer than it must
 # a crash, a missing capability or a check that raised proves nothing
 UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
@@ -144,7 +143,7 @@ def kill(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None =
 
 def read_shared(mutant: str, shared: Path) -> KillReport | None:
     """The report another process of the run wrote for ``mutant`` to ``shared``; None while
-    it has not (it is written whole: ``kill_once_per_run``)."""
+    it has not (it is written whole: ``kill_and_share``)."""
     done = shared / f"{mutant}.json"
     if not done.exists():
         return None
@@ -157,25 +156,15 @@ def timed_out(mutant: str) -> KillReport:
     return KillReport(mutant, [KillRun((), -1, "timed out waiting for another worker's run", 0.0, None)])
 
 
-def kill_once_per_run(
+def kill_and_share(
     mutant: str, files: tuple[str, ...], shared: Path | None, runner: Runner, shim: str | None = None
 ) -> KillReport:
-    """``kill``, run by one process of a test run only: under pytest-xdist every worker
-    collects every mutant test, so the first worker to claim a mutant runs it and the others
-    read its report from ``shared`` (a folder all workers of one run agree on)."""
+    """``kill``, and its report written whole to ``shared`` (a folder all xdist workers of one
+    run agree on), where the workers that do not host the pass read it (``read_shared``)."""
     if shared is None:
         return kill(mutant, files, runner, shim)
     shared.mkdir(parents=True, exist_ok=True)
     done = shared / f"{mutant}.json"
-    try:
-        os.close(os.open(shared / f"{mutant}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        deadline = time.monotonic() + OTHER_WORKER_TIMEOUT_S
-        while (report := read_shared(mutant, shared)) is None:
-            if time.monotonic() > deadline:
-                return timed_out(mutant)
-            time.sleep(POLL_S)
-        return report
     report = kill(mutant, files, runner, shim)
     partial = done.with_suffix(".partial")
     partial.write_text(json.dumps(asdict(report)), encoding="utf-8")

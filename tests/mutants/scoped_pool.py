@@ -47,7 +47,7 @@ class ScopedPass:
 
     def close(self, *, finish: bool) -> None:
         """Stop the pass; with ``finish``, first let every run end: under xdist another
-        worker may be waiting for a run this process claimed (``kill_once_per_run``)."""
+        worker may be waiting for a report this process hosts (``kill_pool.watch_reports``)."""
         if finish:
             wait(self.futures.values())
         self._stack.close()
