@@ -10,7 +10,7 @@ rule, the scenario file, a minimal diff, the shim's stderr tail and a rerun comm
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from .evaluate import Outcome, evaluate, unevaluated
+from .evaluate import Outcome, unevaluated
 from .facts import Facts, facts_for
 from .golden_files import write_golden
 from .judge import RuleVerdict, Verdict, judge
@@ -47,6 +47,19 @@ class Evidence:
     stderr: str
 
 
+@dataclass
+class VariantRun:
+    """A variant's run, by its own item or, one item ahead, by the item before it: the
+    record still to evaluate (and its evaluator token), or the outcomes known without the
+    checks (a transport, capability or scenario problem), and the shim's stderr tail."""
+
+    outcomes: list[Outcome]
+    stderr_tail: str
+    record: RunRecord | None = None
+    rules: list[str] = field(default_factory=list)
+    token: int | None = None
+
+
 class ScenarioFile(pytest.File):
     def collect(self) -> Any:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
@@ -71,6 +84,9 @@ class VariantItem(pytest.Item):
         self.variant = variant
         self.obj = callobj
         self._evidence: Evidence | None = None
+        # Set by the plugin before this item runs: the variant item that runs after it.
+        self.next_variant: VariantItem | None = None
+        self._ahead: VariantRun | Exception | None = None
         for rule in variant.scenario.rules:
             self.add_marker(_rule_mark(rule))
 
@@ -83,39 +99,55 @@ class VariantItem(pytest.Item):
         if not self.variant.uncalled_relay:
             conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
         facts = facts_for(self.variant)
-        outcomes, stderr_tail = self._outcomes(conformance, facts)
+        run, self._ahead = self._ahead, None
+        if isinstance(run, Exception):
+            raise run
+        if run is None:
+            run = self._run(conformance, facts)
+        following = self.next_variant
+        if following is not None and conformance.evaluator is not None:
+            # Run the next variant now, while the evaluator process checks this one.
+            following._run_ahead(conformance)
+        outcomes = run.outcomes if run.record is None else conformance.evaluator_outcomes(run.token, run.record, run.rules)
         verdict = judge(facts.node_id, outcomes, conformance.listed_reason, conformance.level, conformance.listed_flaky)
         conformance.record_verdict(facts.scenario_id, verdict)
         if verdict.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
-            raise ConformanceFailure(self._render(conformance, self._problems(conformance, verdict), stderr_tail))
+            raise ConformanceFailure(self._render(conformance, self._problems(conformance, verdict), run.stderr_tail))
 
-    def _outcomes(self, conformance: ConformanceSession, facts: Facts) -> tuple[list[Outcome], str]:
+    def _run_ahead(self, conformance: ConformanceSession) -> None:
+        try:
+            self._ahead = self._run(conformance, facts_for(self.variant))
+        except Exception as exc:  # noqa: BLE001 - raised again by this item's own runtest
+            self._ahead = exc
+
+    def _run(self, conformance: ConformanceSession, facts: Facts) -> VariantRun:
+        """Run the variant; its outcomes when they are known without the checks."""
         rules = [r for r in _rules_of(self.variant) if conformance.selected(r)]
         try:
             handshake = conformance.handshake()
         except ShimError as exc:
-            return unevaluated(rules, "transport", str(exc)), exc.stderr_tail
+            return VariantRun(unevaluated(rules, "transport", str(exc)), exc.stderr_tail)
         missing = sorted(self.variant.requires - set(handshake.capabilities))
         if missing:
             why = f"the port does not declare the capabilities {missing} this variant needs"
-            return unevaluated(rules, "capability", why), ""
+            return VariantRun(unevaluated(rules, "capability", why), "")
         shim = conformance.shim()
         mark = shim.process.transcript.mark()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
         except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
-            return unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), ""
+            return VariantRun(unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), "")
         except HarnessError as exc:
             # The exception holds the crashed process's stderr; the shim may have a new one by now.
             stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
             self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
-            return unevaluated(rules, "transport", str(exc)), stderr
+            return VariantRun(unevaluated(rules, "transport", str(exc)), stderr)
         self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         if self._writes_golden(conformance, record, facts):
             rules = [r for r in rules if r != _owner(self.variant)]
-        return evaluate(record, facts, rules, conformance.checks), self._evidence.stderr
+        return VariantRun([], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))
 
     def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
         """--snapshot-update on the reference writes this variant's golden (through

@@ -168,6 +168,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 # of CPU on a 2-core box that caches no bytecode); a session of scenario variants alone
 # runs no hypothesis test, so the plugin is unregistered there.
 HYPOTHESIS_PLUGIN = "hypothesispytest"
+MIN_VARIANTS_TO_EVALUATE_ASIDE = 100
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -192,6 +193,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         conformance.restart_needs = [
             item.variant.requires for item in session.items if isinstance(item, VariantItem) and restarts_shim(item)
         ]
+    if _evaluates_aside(session, conformance):
+        conformance.start_evaluator()
     if session.items and all(isinstance(item, VariantItem) for item in session.items):
         plugin = session.config.pluginmanager.get_plugin(HYPOTHESIS_PLUGIN)
         if plugin is not None:
@@ -200,6 +203,27 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # session: frozen, the cyclic collector stops re-walking it at every full collection
     # during the run and in the collections pytest forces at its end.
     gc.freeze()
+
+
+def _evaluates_aside(session: pytest.Session, conformance: ConformanceSession) -> bool:
+    """Whether records are checked in the evaluator process while the next variant runs:
+    in a serial run of enough variants to pay for the process's start (~0.4 s of CPU on
+    the other core). An xdist worker keeps its core's share busy already; goldens being
+    written and the cross-port run (its own items) judge in pytest's process."""
+    config = session.config
+    if hasattr(config, "workerinput") or config.getoption("collectonly") or conformance.update_goldens:
+        return False
+    if cross_resume.requested(config):
+        return False
+    return sum(isinstance(item, VariantItem) for item in session.items) >= MIN_VARIANTS_TO_EVALUATE_ASIDE
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    if isinstance(item, VariantItem) and isinstance(nextitem, VariantItem):
+        conformance: ConformanceSession = item.config.stash[SESSION_KEY]
+        if conformance.evaluator is not None:
+            item.next_variant = nextitem
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -43,6 +43,15 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
         terminal.write_line(f"spec gap [{rule}] ({len(gaps)}):")
         for gap in gaps[:MAX_GAPS_SHOWN]:
             terminal.write_line(f"    {gap}")
+    if conformance.evaluator is not None and conformance.evaluator.fallbacks:
+        # The verdicts stand (pytest's process checked those records); the evaluator
+        # process failing is a harness bug worth a report.
+        fallbacks = conformance.evaluator.fallbacks
+        terminal.write_line(
+            f"harness: {len(fallbacks)} record(s) were checked in pytest's process after the evaluator process "
+            f"failed; first: {fallbacks[0]}",
+            yellow=True,
+        )
     for path in conformance.deleted_goldens:
         terminal.write_line(f"deleted orphan golden (no variant owns it): {path}")
     if conformance.kept_goldens_reason is not None:

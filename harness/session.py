@@ -16,6 +16,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from .evaluate import Outcome, evaluate
+from .evaluator_process import EvaluatorProcess
 from .expectations import Expectations
 from .fake_provider import FakeProvider
 from .judge import Verdict
@@ -23,6 +25,7 @@ from .paths import fixtures_dir
 from .ports import ResolvedPort
 from .rules import Check, load_all
 from .run_completeness import RunCoverage
+from .runner import RunRecord
 from .shim_session import Handshake, ShimSession
 
 # Rules every variant is checked against, whether or not its scenario cites them.
@@ -94,6 +97,9 @@ class ConformanceSession:
     # What each selected variant that restarts the shim needs (spares are spawned ahead for
     # those the port's handshake covers; a variant it cannot run restarts nothing).
     restart_needs: list[frozenset[str]] = field(default_factory=list)
+    # Checks records in a process of its own while the next variant runs (plain serial
+    # runs of many variants only: see evaluator_process.py and plugin.py).
+    evaluator: EvaluatorProcess | None = None
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 
@@ -130,7 +136,23 @@ class ConformanceSession:
             self._provider = FakeProvider().start()
         return self._provider
 
+    def start_evaluator(self) -> None:
+        self.evaluator = EvaluatorProcess(self.checks)
+
+    def submit_for_evaluation(self, record: RunRecord, rules: list[str]) -> int | None:
+        """Hand a run's record to the evaluator process, if there is one (see ``evaluator_outcomes``)."""
+        return self.evaluator.submit(record, rules) if self.evaluator is not None else None
+
+    def evaluator_outcomes(self, token: int | None, record: RunRecord, rules: list[str]) -> list[Outcome]:
+        """Every rule's outcome on ``record``: from the evaluator process when it took the
+        record (``token``), else evaluated here."""
+        if self.evaluator is not None:
+            return self.evaluator.outcomes(token, record, rules)
+        return evaluate(record, record.facts, rules, self.checks)
+
     def close(self) -> None:
+        if self.evaluator is not None:
+            self.evaluator.close()
         if self._shim is not None:
             if self._shim.handshake is not None:
                 self.worker_handshake = self._shim.handshake.raw  # kept for the report

@@ -1,0 +1,183 @@
+"""Every rule's check run in a process of its own, one variant behind the runs.
+
+A serial conformance run alternates between pytest's process and the shim: while the shim
+works, pytest's process waits, and while pytest's process evaluates a record (every rule's
+check and the golden comparisons, ~15% of a reference run), the shim idles. With the checks
+in this process, the plugin runs variant N+1 while variant N is evaluated here, on the
+other core, and the shim's work and the evaluation overlap. (A thread would not do: the
+checks and the run's choreography would share one interpreter lock, which was measured to
+make the runs slower by what the overlap saved.)
+
+The worker is ``python -m harness.evaluator_process``: it reads length-prefixed pickles of
+``(token, record, rules)`` on stdin and writes ``(token, outcomes)`` or ``(token, error)``
+on stdout, with the same ``evaluate`` and the same checks as pytest's process. The
+client falls back to evaluating in pytest's process whenever the worker is not ready, has
+stopped, cannot take a record or answers with an error — a verdict never depends on it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .evaluate import Outcome, evaluate
+from .rules import Check
+from .runner import RunRecord
+
+HEADER = struct.Struct("!I")
+READY = b"ready\n"
+# Evaluating one record takes milliseconds; an answer this late means the worker is stuck,
+# and the record is evaluated here instead.
+ANSWER_TIMEOUT_S = 30.0
+
+
+@dataclass
+class _Answer:
+    outcomes: list[Outcome] | None = None
+    error: str = ""
+
+
+class EvaluatorProcess:
+    """The client side: ``submit`` a record as soon as it is run, ``outcomes`` when its
+    variant is judged. Submitting is cheap for pytest's process (one pickle, one write)."""
+
+    def __init__(self, checks: Mapping[str, Check]) -> None:
+        self._checks = checks
+        self._next_token = 0
+        self._answers: dict[int, _Answer] = {}
+        self._changed = threading.Condition()
+        self._ready = False
+        self._stopped = ""  # why the worker can no longer be used
+        self.fallbacks: list[str] = []  # why a record was evaluated here after all
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-m", "harness.evaluator_process"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            )  # fmt: skip
+        except OSError as exc:
+            self._process = None
+            self._stopped = f"could not start: {exc}"
+            return
+        self._reader = threading.Thread(target=self._read_answers, name="evaluator-answers", daemon=True)
+        self._reader.start()
+
+    def submit(self, record: RunRecord, rules: list[str]) -> int | None:
+        """Hand ``record`` to the worker; the token to ask for its outcomes, or None when
+        it is evaluated here (``outcomes`` with None does that)."""
+        if self._process is None or self._stopped or not self._ready:
+            return None
+        try:
+            data = pickle.dumps((self._next_token, record, rules), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - a record that cannot travel is evaluated here
+            self.fallbacks.append(f"{record.facts.node_id}: the record could not be pickled ({exc})")
+            return None
+        token = self._next_token
+        self._next_token += 1
+        try:
+            assert self._process.stdin is not None
+            self._process.stdin.write(HEADER.pack(len(data)) + data)
+            self._process.stdin.flush()
+        except OSError as exc:
+            self._stop(f"stopped reading records ({exc})")
+            return None
+        return token
+
+    def outcomes(self, token: int | None, record: RunRecord, rules: list[str]) -> list[Outcome]:
+        """The outcomes of a submitted record, or of ``record`` evaluated here."""
+        if token is not None:
+            with self._changed:
+                answered = self._changed.wait_for(lambda: token in self._answers or bool(self._stopped), ANSWER_TIMEOUT_S)
+                answer = self._answers.pop(token, None)
+            if answer is not None and answer.outcomes is not None:
+                return answer.outcomes
+            why = answer.error if answer is not None else (self._stopped or "no answer in time")
+            if not answered:
+                self._stop(f"gave no answer within {ANSWER_TIMEOUT_S:.0f} s")
+            self.fallbacks.append(f"{record.facts.node_id}: {why}")
+        return evaluate(record, record.facts, rules, self._checks)
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            assert process.stdin is not None
+            process.stdin.close()  # end of records: the worker exits
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def _stop(self, why: str) -> None:
+        with self._changed:
+            if not self._stopped:
+                self._stopped = why
+            self._changed.notify_all()
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+
+    def _read_answers(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        stream = self._process.stdout
+        if stream.readline() != READY:
+            self._stop("exited before it was ready")
+            return
+        with self._changed:
+            self._ready = True
+        while (answer := _read_message(stream)) is not None:
+            token, outcomes, error = answer
+            with self._changed:
+                self._answers[token] = _Answer(outcomes, error)
+                self._changed.notify_all()
+        self._stop("exited")
+
+
+def _read_message(stream: IO[bytes]) -> Any:
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (size,) = HEADER.unpack(header)
+    body = stream.read(size)
+    if len(body) < size:
+        return None
+    return pickle.loads(body)
+
+
+def _serve(checks: Mapping[str, Check], source: IO[bytes], sink: IO[bytes]) -> None:
+    sink.write(READY)
+    sink.flush()
+    while (message := _read_message(source)) is not None:
+        token, record, rules = message
+        reply: tuple[int, list[Outcome] | None, str]
+        try:
+            reply = (token, evaluate(record, record.facts, rules, checks), "")
+        except Exception as exc:  # noqa: BLE001 - told to the client, which evaluates it itself
+            reply = (token, None, f"the evaluator raised {type(exc).__name__}: {exc}")
+        data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        sink.write(HEADER.pack(len(data)) + data)
+        sink.flush()
+
+
+def main() -> int:
+    from .gc_tuning import for_short_lived_objects
+    from .rules import load_all
+
+    checks = load_all()
+    for_short_lived_objects()
+    _serve(checks, sys.stdin.buffer, sys.stdout.buffer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
