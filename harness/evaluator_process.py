@@ -22,15 +22,18 @@ import pickle
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
 from .evaluate import Outcome, evaluate
+from .paths import fixtures_dir, golden_dir
 from .rules import Check
 from .runner import RunRecord
 
+WORKER_ARGS = ("-m", "harness.evaluator_process")
 HEADER = struct.Struct("!I")
 READY = b"ready\n"
 # Evaluating one record takes milliseconds; an answer this late means the worker is stuck,
@@ -56,24 +59,34 @@ class EvaluatorProcess:
         self._ready = False
         self._stopped = ""  # why the worker can no longer be used
         self.fallbacks: list[str] = []  # why a record was evaluated here after all
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+            # The data this process reads, wherever it was pointed (an option, a test).
+            "TOOLNEXUS_CONFORMANCE_FIXTURES": str(fixtures_dir()),
+            "TOOLNEXUS_CONFORMANCE_GOLDEN": str(golden_dir()),
+        }
+        self._stderr = tempfile.TemporaryFile()  # its last line says why, should it exit
         try:
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-m", "harness.evaluator_process"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                [sys.executable, *WORKER_ARGS],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
             )  # fmt: skip
         except OSError as exc:
             self._process = None
-            self._stopped = f"could not start: {exc}"
+            self._stopped = f"could not start ({exc})"
             return
-        self._reader = threading.Thread(target=self._read_answers, name="evaluator-answers", daemon=True)
+        self._reader = threading.Thread(target=self._read_answers, args=(self._process,), name="evaluator-answers", daemon=True)
         self._reader.start()
 
     def submit(self, record: RunRecord, rules: list[str]) -> int | None:
         """Hand ``record`` to the worker; the token to ask for its outcomes, or None when
         it is evaluated here (``outcomes`` with None does that)."""
-        if self._process is None or self._stopped or not self._ready:
+        if self._stopped:
+            self.fallbacks.append(f"{record.facts.node_id}: the evaluator process {self._stopped}")
             return None
+        if self._process is None or not self._ready:
+            return None  # still starting: this one is checked here
         try:
             data = pickle.dumps((self._next_token, record, rules), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # noqa: BLE001 - a record that cannot travel is evaluated here
@@ -87,6 +100,7 @@ class EvaluatorProcess:
             self._process.stdin.flush()
         except OSError as exc:
             self._stop(f"stopped reading records ({exc})")
+            self.fallbacks.append(f"{record.facts.node_id}: the evaluator process {self._stopped}")
             return None
         return token
 
@@ -98,11 +112,16 @@ class EvaluatorProcess:
                 answer = self._answers.pop(token, None)
             if answer is not None and answer.outcomes is not None:
                 return answer.outcomes
-            why = answer.error if answer is not None else (self._stopped or "no answer in time")
             if not answered:
-                self._stop(f"gave no answer within {ANSWER_TIMEOUT_S:.0f} s")
+                self._stop(f"gave no answer within {ANSWER_TIMEOUT_S:g} s")
+            why = answer.error if answer is not None else f"the evaluator process {self._stopped}"
             self.fallbacks.append(f"{record.facts.node_id}: {why}")
         return evaluate(record, record.facts, rules, self._checks)
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Whether the worker is taking records, waiting up to ``timeout`` for its start."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._ready or bool(self._stopped), timeout) and self._ready
 
     def close(self) -> None:
         process, self._process = self._process, None
@@ -118,6 +137,8 @@ class EvaluatorProcess:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        self._reader.join(timeout=5)  # it reads the stderr file on the worker's exit
+        self._stderr.close()
 
     def _stop(self, why: str) -> None:
         with self._changed:
@@ -127,20 +148,30 @@ class EvaluatorProcess:
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
 
-    def _read_answers(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        stream = self._process.stdout
+    def _read_answers(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        stream = process.stdout
         if stream.readline() != READY:
-            self._stop("exited before it was ready")
+            self._stop(f"exited before it was ready{self._exit_detail(process)}")
             return
         with self._changed:
             self._ready = True
+            self._changed.notify_all()
         while (answer := _read_message(stream)) is not None:
             token, outcomes, error = answer
             with self._changed:
                 self._answers[token] = _Answer(outcomes, error)
                 self._changed.notify_all()
-        self._stop("exited")
+        self._stop(f"exited{self._exit_detail(process)}")
+
+    def _exit_detail(self, process: subprocess.Popen[bytes]) -> str:
+        try:
+            code = process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return ""
+        self._stderr.seek(0)
+        last = [line for line in self._stderr.read().decode("utf-8", "replace").splitlines() if line.strip()][-1:]
+        return f" (code {code}{': ' + last[0].strip() if last else ''})"
 
 
 def _read_message(stream: IO[bytes]) -> Any:
