@@ -33,6 +33,7 @@ class EvaluatorSeen:
     def __init__(self) -> None:
         self.taken: int | None = None
         self.fallbacks: list[str] = []
+        self.process: Any = None
 
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         # A short run would otherwise be over before the process is up (the records of
@@ -46,13 +47,14 @@ class EvaluatorSeen:
         evaluator = session.config.stash[SESSION_KEY].evaluator
         if evaluator is not None:
             self.taken, self.fallbacks = evaluator._next_token, list(evaluator.fallbacks)
+            self.process = evaluator._process
 
 
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, aside: bool, *args: str) -> tuple[int, str, EvaluatorSeen]:
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(harness.plugin, "MIN_VARIANTS_TO_EVALUATE_ASIDE", 1 if aside else 10**9)
     seen = EvaluatorSeen()
-    result = pytester.runpytest_inprocess(*INNER, "-p", "no:randomly", *args, plugins=[seen])
+    result = pytester.runpytest_inprocess(*INNER, "-p", "no:randomly", *args, plugins=[seen], no_reraise_ctrlc=True)
     return int(result.ret), result.stdout.str() + result.stderr.str(), seen
 
 
@@ -75,6 +77,7 @@ def test_the_verdicts_failures_and_report_are_those_of_a_run_without_it(
         if aside:
             assert seen.taken, "the evaluator process took no record: the run did not test it"
             assert seen.fallbacks == []
+            assert seen.process.poll() == 0, "the evaluator process outlived the run"
         else:
             assert seen.taken is None
     assert re.search(r"\d+ failed, \d+ passed", outputs[True].splitlines()[-1]), outputs[True][-2000:]
@@ -99,3 +102,20 @@ def test_a_bug_while_running_ahead_fails_the_variant_it_hit(pytester: pytest.Pyt
     assert len(re.findall(r" FAILED", output.split("= FAILURES =")[0])) == 1, output
     assert f"RuntimeError: harness bug while running {target}" in output
     assert re.search(r"\d+ failed, \d+ passed", output.splitlines()[-1])
+
+
+def test_ctrl_c_while_running_ahead_ends_the_run_and_the_evaluator(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = harness.items.run_variant
+    runs: list[str] = []
+
+    def run_variant(variant: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append(variant.node_id)
+        if len(runs) == 3:  # the third variant, run during the second one's item
+            raise KeyboardInterrupt
+        return real(variant, *args, **kwargs)
+
+    monkeypatch.setattr(harness.items, "run_variant", run_variant)
+    code, output, seen = _run(pytester, monkeypatch, True, SCENARIOS[0], "--port=reference")
+    assert code == pytest.ExitCode.INTERRUPTED, output
+    assert "KeyboardInterrupt" in output
+    assert seen.process is not None and seen.process.poll() is not None, "the evaluator process outlived the run"
