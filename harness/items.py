@@ -53,6 +53,7 @@ class VariantRun:
     record still to evaluate (and its evaluator token), or the outcomes known without the
     checks (a transport, capability or scenario problem), and the shim's stderr tail."""
 
+    facts: Facts
     outcomes: list[Outcome]
     stderr_tail: str
     record: RunRecord | None = None
@@ -98,12 +99,12 @@ class VariantItem(pytest.Item):
         conformance.scenarios_run.add(self.variant.scenario.id)
         if not self.variant.uncalled_relay:
             conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
-        facts = facts_for(self.variant)
         run, self._ahead = self._ahead, None
         if isinstance(run, Exception):
             raise run
         if run is None:
-            run = self._run(conformance, facts)
+            run = self._run(conformance, facts_for(self.variant))
+        facts = run.facts
         following = self.next_variant
         if following is not None and conformance.evaluator is not None:
             # Run the next variant now, while the evaluator process checks this one.
@@ -128,26 +129,26 @@ class VariantItem(pytest.Item):
         try:
             handshake = conformance.handshake()
         except ShimError as exc:
-            return VariantRun(unevaluated(rules, "transport", str(exc)), exc.stderr_tail)
+            return VariantRun(facts, unevaluated(rules, "transport", str(exc)), exc.stderr_tail)
         missing = sorted(self.variant.requires - set(handshake.capabilities))
         if missing:
             why = f"the port does not declare the capabilities {missing} this variant needs"
-            return VariantRun(unevaluated(rules, "capability", why), "")
+            return VariantRun(facts, unevaluated(rules, "capability", why), "")
         shim = conformance.shim()
         mark = shim.process.transcript.mark()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
         except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
-            return VariantRun(unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), "")
+            return VariantRun(facts, unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), "")
         except HarnessError as exc:
             # The exception holds the crashed process's stderr; the shim may have a new one by now.
             stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
             self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
-            return VariantRun(unevaluated(rules, "transport", str(exc)), stderr)
+            return VariantRun(facts, unevaluated(rules, "transport", str(exc)), stderr)
         self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         if self._writes_golden(conformance, record, facts):
             rules = [r for r in rules if r != _owner(self.variant)]
-        return VariantRun([], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))
+        return VariantRun(facts, [], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))
 
     def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
         """--snapshot-update on the reference writes this variant's golden (through
