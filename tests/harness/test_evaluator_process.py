@@ -41,8 +41,16 @@ def _broken(record: RunRecord) -> RunRecord:
     return dataclasses.replace(record, phases=[first, *record.phases[1:]])
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def evaluator() -> Iterator[EvaluatorProcess]:
+    """One evaluator for the tests that leave it working (each starts ~0.4 s of CPU)."""
+    process = EvaluatorProcess(load_all())
+    yield process
+    process.close()
+
+
+@pytest.fixture
+def own_evaluator() -> Iterator[EvaluatorProcess]:
     process = EvaluatorProcess(load_all())
     yield process
     process.close()
@@ -66,8 +74,9 @@ def test_outcomes_from_the_evaluator_process_are_those_of_pytests_process(
 
 
 def test_a_killed_evaluator_leaves_the_verdicts_to_pytests_process_and_says_so(
-    evaluator: EvaluatorProcess, records: list[RunRecord]
+    own_evaluator: EvaluatorProcess, records: list[RunRecord]
 ) -> None:
+    evaluator = own_evaluator
     assert evaluator.wait_ready(START_S)
     record = _broken(records[0])
     token = evaluator.submit(record, _rules_of(record.variant))
@@ -126,6 +135,7 @@ def test_a_record_that_cannot_travel_is_evaluated_here(evaluator: EvaluatorProce
     assert evaluator.submit(odd, _rules_of(odd.variant)) is None
     assert evaluator.outcomes(None, odd, _rules_of(odd.variant)) == _here(odd)
     assert len(evaluator.fallbacks) == 1 and "the record could not be pickled" in evaluator.fallbacks[0]
+    evaluator.fallbacks.clear()
     assert evaluator.submit(record, _rules_of(record.variant)) is not None, "the next record goes to the evaluator again"
 
 
