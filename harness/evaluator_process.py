@@ -33,7 +33,9 @@ from .paths import fixtures_dir, golden_dir
 from .rules import Check
 from .runner import RunRecord
 
-WORKER_ARGS = ("-m", "harness.evaluator_process")
+# -P: the worker's modules are found where pytest's process found them (PYTHONPATH below),
+# never in the folder it happens to start in, which may hold another ``harness``.
+WORKER_ARGS = ("-P", "-m", "harness.evaluator_process")
 HEADER = struct.Struct("!I")
 READY = b"ready\n"
 # Evaluating one record takes milliseconds; an answer this late means the worker is stuck,

@@ -160,3 +160,17 @@ def test_an_error_in_the_evaluator_is_told_and_the_record_evaluated_here(
         assert process.fallbacks == [f"{record.facts.node_id}: the evaluator raised MemoryError: out of memory"]
     finally:
         process.close()
+
+
+def test_a_harness_folder_where_pytest_runs_is_not_the_one_the_worker_imports(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A port repository may hold a folder of that name; pytest's process did not import it.
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "__init__.py").write_text("raise SystemExit('the wrong harness')\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    process = EvaluatorProcess(load_all())
+    try:
+        assert process.wait_ready(START_S), process.fallbacks or process._stopped
+    finally:
+        process.close()
