@@ -5,6 +5,10 @@ the port's shim (``runner``), has every rule evaluated (``evaluate``: one check 
 the golden comparison included), has the outcomes judged against the port's expectations
 (``judge``), records the verdicts in the session's tally and renders the failures: the
 rule, the scenario file, a minimal diff, the shim's stderr tail and a rerun command.
+
+With the session's evaluator process (``evaluator_process``), the evaluation happens there,
+and an item runs the next item's variant while its own is evaluated; whatever that run
+gives (outcomes, evidence, an exception) belongs to the next item and is reported by it.
 """
 
 from __future__ import annotations
