@@ -16,9 +16,11 @@ with ``--expectations`` it skips what the port's expectations explain and search
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
+import marshal
 import os
 import sys
 from contextlib import ExitStack
@@ -42,6 +44,7 @@ from .differential_wire import (
     variation_rules,
     with_undeclared,
 )
+from .facts import facts_for
 from .fake_provider import FakeProvider
 from .json_copy import copy_json
 from .normalize import normalize
@@ -301,11 +304,17 @@ def scenarios(features: Features = Features(), *, judged: bool = False) -> st.Se
     return _scenario(features, judged)
 
 
-def as_scenario(data: dict[str, Any]) -> Scenario:
+def canonical(data: dict[str, Any]) -> bytes:
+    """The scenario's canonical JSON (sorted keys): what its digest and identity hash."""
+    return json.dumps(data, sort_keys=True).encode()
+
+
+def as_scenario(data: dict[str, Any], canonical_json: bytes | None = None) -> Scenario:
+    """``canonical_json``: :func:`canonical` of ``data``, when the caller made it already."""
     violations = validate("scenario", data)
     if violations:
         raise ScenarioError(f"generated scenario is invalid: {violations[0].json_path}: {violations[0].message}")
-    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(canonical(data) if canonical_json is None else canonical_json).hexdigest()[:16]
     return Scenario(path=Path(f"{data['id']}.json"), data=data, digest=digest)
 
 
@@ -321,7 +330,8 @@ def differ(port_a: Endpoint, port_b: Endpoint, scenario: dict[str, Any], *,
         for variant in as_scenario(scenario).variants():
             if variant.uncalled_relay:
                 continue
-            expected, actual = (run_variant(variant, shim, provider, timeout=TIMEOUT_S) for shim in (shim_a, shim_b))
+            facts = facts_for(variant)  # the same for both runs: derived once
+            expected, actual = (run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=facts) for shim in (shim_a, shim_b))
             failures += variant_failures(variant, expected, actual)
         return failures
 
@@ -331,10 +341,22 @@ def variant_failures(variant: Variant, expected: RunRecord, actual: RunRecord) -
     want, got = observables(expected), observables(actual)
     # Raw observables identical to the byte (JSON tells true from 1, unlike ==) normalize alike
     # and compare clean: the normalization and the walk are skipped, not their verdict.
-    if json.dumps(want, ensure_ascii=False) == json.dumps(got, ensure_ascii=False):
+    if _same_json(want, got):
         return []
     comparison = compare_variant(normalize(want), normalize(got), variant)
     return [f"{variant.name}:{difference.render()}" for difference in comparison.failures]
+
+
+def _same_json(want: Any, got: Any) -> bool:
+    """Whether ``want`` and ``got`` serialize to the same JSON text. Most runs agree, so the
+    cheap test comes first: marshal's version 2 (no back-references, so no dependence on
+    which objects happen to be shared) writes every type and value exactly (true apart from
+    1, 1 apart from 1.0, every key in order), so equal bytes mean equal JSON; unequal bytes
+    (a NaN's payload, a tuple for a list) are decided by the JSON text, as always."""
+    with contextlib.suppress(ValueError):  # a type marshal cannot write: the JSON text decides
+        if marshal.dumps(want, 2) == marshal.dumps(got, 2):
+            return True
+    return json.dumps(want, ensure_ascii=False) == json.dumps(got, ensure_ascii=False)
 
 
 def _shim(port: Endpoint, stack: ExitStack) -> ShimSession:

@@ -18,7 +18,6 @@ stream; only the count of scenarios run differs (a few run ahead of the find).
 from __future__ import annotations
 
 import hashlib
-import json
 import queue
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -30,7 +29,8 @@ from hypothesis import find, settings
 from hypothesis.errors import NoSuchExample
 from hypothesis.strategies import SearchStrategy
 
-from .differential import TIMEOUT_S, as_scenario, variant_failures
+from .differential import TIMEOUT_S, as_scenario, canonical, variant_failures
+from .facts import Facts, facts_for
 from .fake_provider import FakeProvider
 from .runner import RunRecord, run_variant
 from .scenario import Variant
@@ -57,10 +57,10 @@ class Shims:
         for session in sessions:
             self._free.put(session)
 
-    def run(self, variants: list[Variant], provider: FakeProvider) -> list[RunRecord]:
+    def run(self, variants: list[Variant], facts: list[Facts], provider: FakeProvider) -> list[RunRecord]:
         shim = self._free.get()
         try:
-            return [run_variant(variant, shim, provider, timeout=TIMEOUT_S) for variant in variants]
+            return [run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=f) for variant, f in zip(variants, facts, strict=True)]
         finally:
             self._free.put(shim)
 
@@ -73,15 +73,17 @@ class PairRunner:
         self._scenarios = ThreadPoolExecutor(pairs, thread_name_prefix="differential-scenario")
         self._ports = ThreadPoolExecutor(pairs, thread_name_prefix="differential-port")
 
-    def submit(self, scenario: Scenario) -> Future[list[str]]:
-        return self._scenarios.submit(self.differ, scenario)
+    def submit(self, scenario: Scenario, canonical_json: bytes | None = None) -> Future[list[str]]:
+        return self._scenarios.submit(self.differ, scenario, canonical_json)
 
-    def differ(self, scenario: Scenario) -> list[str]:
-        """The rendered failures of ``scenario`` (the expected port's runs are the golden)."""
-        variants = [v for v in as_scenario(scenario).variants() if not v.uncalled_relay]
-        actual = self._ports.submit(self._under_test.run, variants, self._provider)
+    def differ(self, scenario: Scenario, canonical_json: bytes | None = None) -> list[str]:
+        """The rendered failures of ``scenario`` (the expected port's runs are the golden);
+        ``canonical_json``: its canonical JSON, when the caller made it already."""
+        variants = [v for v in as_scenario(scenario, canonical_json).variants() if not v.uncalled_relay]
+        facts = [facts_for(v) for v in variants]  # the same for both ports' runs: derived once
+        actual = self._ports.submit(self._under_test.run, variants, facts, self._provider)
         try:
-            expected = self._expected.run(variants, self._provider)
+            expected = self._expected.run(variants, facts, self._provider)
         finally:
             got = actual.result()  # waited for even when ours failed: its shim goes back first
         return [line for v, want, have in zip(variants, expected, got, strict=True) for line in variant_failures(v, want, have)]
@@ -133,9 +135,10 @@ class AheadSearch:
     def _ahead(self, scenario: Scenario) -> bool:
         if self.stop():
             raise Stopped
-        key = _key(scenario)
+        text = canonical(scenario)
+        key = _key(text)
         if key not in self._jobs:
-            job = self.runner.submit(scenario)
+            job = self.runner.submit(scenario, text)
             self._jobs[key] = job
             self._in_flight.add(job)
         while len(self._in_flight) >= self.depth:
@@ -168,10 +171,11 @@ class AheadSearch:
         return bool(self._answer(scenario))
 
     def _answer(self, scenario: Scenario) -> list[str]:
-        key = _key(scenario)
+        text = canonical(scenario)
+        key = _key(text)
         job = self._jobs.get(key)
         if job is None:  # a shrink candidate: run now, on both ports at once
-            job = self._jobs[key] = self.runner.submit(scenario)
+            job = self._jobs[key] = self.runner.submit(scenario, text)
         return job.result()
 
     @property
@@ -180,6 +184,7 @@ class AheadSearch:
         return sum(1 for job in self._jobs.values() if not job.cancelled())
 
 
-def _key(scenario: Scenario) -> bytes:
-    """The scenario's identity, small: a long search holds one per scenario it tried."""
-    return hashlib.blake2b(json.dumps(scenario, sort_keys=True).encode(), digest_size=16).digest()
+def _key(canonical_json: bytes) -> bytes:
+    """The identity of the scenario whose :func:`canonical` JSON this is, small: a long
+    search holds one per scenario it tried."""
+    return hashlib.blake2b(canonical_json, digest_size=16).digest()

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import stat
 import sys
 import threading
 import traceback
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PROTOCOL_VERSION = 1
+READ_CHUNK = 1 << 16  # bytes read off stdin at once
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 PORT_ERROR, UNSUPPORTED, VERSION_MISMATCH = -32001, -32002, -32003
 
@@ -135,46 +138,118 @@ async def dispatch(channel: Channel, handlers: dict[str, Handler], message: Mess
 
 async def serve(channel: Channel, handle: Callable[[Message], Coroutine[Any, Any, None]]) -> None:
     """Read requests from stdin until ``shutdown`` or EOF; each request runs as its own task
-    through ``handle`` (so host answers and ``$/cancel`` arrive while it runs)."""
+    through ``handle`` (so host answers and ``$/cancel`` arrive while it runs). Each line is
+    handled the moment it is read, by the callback that read it: an answer wakes the call
+    waiting for it, a request starts its task, with no queue and loop pass in between."""
     loop = asyncio.get_running_loop()
-    lines: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def pump() -> None:  # stdin is read on a thread so host answers arrive mid-run
-        for line in sys.stdin:
-            loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
-
-    threading.Thread(target=pump, daemon=True).start()
+    ended: asyncio.Future[None] = loop.create_future()
     running: dict[Any, asyncio.Task[None]] = {}
-    while (line := await lines.get()) is not None:
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except json.JSONDecodeError:
-            channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}})
-            continue
-        if not isinstance(message, dict):
-            error = {"code": INVALID_REQUEST, "message": "invalid request"}
-            channel.send({"jsonrpc": "2.0", "id": None, "error": error})
-        elif "method" not in message:
-            channel.resolve(message)
-        elif message["method"] == "shutdown":
-            channel.send({"jsonrpc": "2.0", "id": message.get("id"), "result": {}})
+
+    def forget(task: asyncio.Task[None]) -> None:
+        for rid, known in list(running.items()):
+            if known is task:
+                del running[rid]
+
+    def on_line(line: bytes | str | None) -> None:
+        if ended.done():  # after shutdown (or a failure), nothing more is read
             return
-        elif message["method"] == "$/cancel":
-            task = running.pop((message.get("params") or {}).get("id"), None)
-            if task is not None:
-                task.cancel()
-        else:
-            rid = message.get("id")
-            task = asyncio.create_task(handle(message))
-            running[rid] = task
+        try:
+            if line is None:
+                ended.set_result(None)
+            elif _handle_line(channel, handle, running, line, forget):
+                ended.set_result(None)
+        except BaseException as exc:  # as the read loop would: it ends serve() with the error
+            ended.set_exception(exc)
 
-            def forget(_task: asyncio.Task[None], rid: Any = rid) -> None:
-                running.pop(rid, None)
+    stop_reading = _feed_lines(loop, on_line)
+    try:
+        await ended
+    finally:
+        stop_reading()
 
-            task.add_done_callback(forget)
+
+def _handle_line(channel: Channel, handle: Callable[[Message], Coroutine[Any, Any, None]],
+                 running: dict[Any, asyncio.Task[None]], line: bytes | str,
+                 forget: Callable[[asyncio.Task[None]], None]) -> bool:
+    """One line from the harness; True once it was ``shutdown`` (answered)."""
+    if not line.strip():
+        return False
+    try:
+        message = json.loads(line)
+    except ValueError:  # not JSON, or not UTF-8
+        channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}})
+        return False
+    if not isinstance(message, dict):
+        error = {"code": INVALID_REQUEST, "message": "invalid request"}
+        channel.send({"jsonrpc": "2.0", "id": None, "error": error})
+    elif "method" not in message:
+        channel.resolve(message)
+    elif message["method"] == "shutdown":
+        channel.send({"jsonrpc": "2.0", "id": message.get("id"), "result": {}})
+        return True
+    elif message["method"] == "$/cancel":
+        task = running.pop((message.get("params") or {}).get("id"), None)
+        if task is not None:
+            task.cancel()
+    else:
+        task = asyncio.create_task(handle(message))
+        running[message.get("id")] = task
+        task.add_done_callback(forget)
+    return False
+
+
+def _feed_lines(loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes | str | None], None]) -> Callable[[], None]:
+    """Hand stdin's lines to ``on_line`` on the loop as they arrive (so host answers arrive
+    mid-run), then None at EOF; returns what stops the reading. A pipe is read by the loop
+    itself: a reader thread would cost each line a thread switch and a wake-up of the loop,
+    a few tens of microseconds of CPU on every message. Anything else (a terminal, a file,
+    a ``sys.stdin`` replaced by a test's wrapper) is iterated on a thread, as a blocking stream."""
+    fd = _stdin_pipe()
+    if fd is None:
+
+        def pump() -> None:
+            for line in sys.stdin:
+                loop.call_soon_threadsafe(on_line, line)
+            loop.call_soon_threadsafe(on_line, None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        return lambda: None
+    os.set_blocking(fd, False)  # this pipe's read end is the shim's alone
+    pending = bytearray()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not data:
+            loop.remove_reader(fd)
+            if pending:
+                on_line(bytes(pending))
+            on_line(None)
+            return
+        pending.extend(data)
+        end = pending.rfind(b"\n")
+        if end < 0:
+            return
+        complete = bytes(pending[: end + 1])
+        del pending[: end + 1]
+        for line in complete.splitlines():
+            on_line(line)
+
+    loop.add_reader(fd, readable)
+    return lambda: loop.remove_reader(fd)
+
+
+def _stdin_pipe() -> int | None:
+    """The descriptor of stdin when it is the process's own stdin and a pipe, else None."""
+    if sys.stdin is None or sys.stdin is not sys.__stdin__:
+        return None
+    try:
+        fd = sys.stdin.fileno()
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
 
 
 class HostStore:

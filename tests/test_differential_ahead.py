@@ -99,12 +99,12 @@ def test_a_shim_that_breaks_before_any_difference_is_an_error_not_a_find(
     calls = 0
     real = Shims.run
 
-    def breaking(self: Shims, variants: Any, provider: FakeProvider) -> Any:
+    def breaking(self: Shims, *args: Any) -> Any:
         nonlocal calls
         calls += 1
         if calls == 7:
             raise ShimCrashed("the shim exited with status 1 in the middle of a call", command=["shim"])
-        return real(self, variants, provider)
+        return real(self, *args)
 
     monkeypatch.setattr(Shims, "run", breaking)
     search, runner = _ahead(references[:1], references[1:], shared_provider)
