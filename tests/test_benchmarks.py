@@ -16,7 +16,7 @@ from build_once import build_once
 
 ROOT = Path(__file__).resolve().parents[1]
 # The quick run's steps: ``suite_floor.py --only susp-waitfor-raises --calls 5`` and
-# ``own_suite.py --top 3 tests/test_flake_rate.py`` are what the floor and own-suite tests
+# ``own_suite.py --top 3 --workers 1 tests/test_flake_rate.py`` are what the floor and own-suite tests
 # ran on their own before; they now read them from the one run all three tests share.
 QUICK_RUN_TIMEOUT_S = 900
 
