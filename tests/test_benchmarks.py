@@ -11,9 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from quick_figures import QuickRun, Step
+from quick_figures import QUICK_RUN_TIMEOUT_S, QuickRun, Step
 
 ROOT = Path(__file__).resolve().parents[1]
+# The shared quick run is made in the setup of whichever of its readers comes first: ~20 s on
+# a quiet machine, past the suite-wide 60 s pytest-timeout under a load of 9 (seen once).
+QUICK_RUN_LIMIT = pytest.mark.timeout(QUICK_RUN_TIMEOUT_S)
 
 
 def test_scenario_throughput_runs_both_paths() -> None:
@@ -43,6 +46,7 @@ def test_fake_provider_latency_runs() -> None:
     assert "nodelay=on" in done.stdout and "nodelay=off" in done.stdout
 
 
+@QUICK_RUN_LIMIT
 def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
     floor = all_figures_quick.step("reference suite against its floor")
     assert floor.ok, floor.output[-2000:]
@@ -51,6 +55,7 @@ def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
     assert "12 variants" in floor.output  # the --only scenario's variants, all passed
 
 
+@QUICK_RUN_LIMIT
 def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quick: QuickRun) -> None:
     own = all_figures_quick.step("own test command")
     assert own.ok, own.output[-3000:]
@@ -59,6 +64,7 @@ def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quic
         assert line in own.output, own.output
 
 
+@QUICK_RUN_LIMIT
 def test_all_figures_runs_every_step_and_sums_them_up(all_figures_quick: QuickRun) -> None:
     assert all_figures_quick.code == 0, all_figures_quick.output[-3000:]
     for step in ("reference suite against its floor", "differential throughput", "own test command"):
