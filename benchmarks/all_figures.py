@@ -75,9 +75,14 @@ def main() -> int:
         for port in ("golang", "java"):
             subprocess.run(port_suite(port, args.port_src, True), cwd=ROOT, check=False, capture_output=True)
             steps.append(run(Step(f"{port} suite, warm build", port_suite(port, args.port_src, args.quick))))
-    examples = ["--examples", "20" if args.quick else "1000"]
+    # The quick step is test_differential_pool's smoke run to the letter (4 examples, 1 and 2
+    # workers), whatever the cores, so that test can read it instead of running it again.
+    examples = ["--examples", "4", "--workers", "2"] if args.quick else ["--examples", "1000"]
     steps.append(run(Step("differential throughput", [python, str(HERE / "differential_throughput.py"), *examples])))
-    own = [python, str(HERE / "own_suite.py")] + (["--top", "3", "tests/test_flake_rate.py"] if args.quick else [])
+    # The smoke run of the own-suite step keeps xdist with one worker: each worker is an
+    # interpreter collecting the suite's conftest (~1.1 s of CPU), and the step's figures are
+    # not read.
+    own = [python, str(HERE / "own_suite.py")] + (["--top", "3", "--workers", "1", "tests/test_flake_rate.py"] if args.quick else [])
     steps.append(run(Step("own test command", own)))
     print("\n=== summary (wall and CPU of each step's whole process tree, load when it started)")
     for step in steps:

@@ -1,7 +1,7 @@
 """Our own test command's wall and CPU time, with the machine's load, and where the time
 goes (a script, not a test: it prints figures and asserts none).
 
-    python benchmarks/own_suite.py [--gates] [--top 25] [PATH ...]
+    python benchmarks/own_suite.py [--gates] [--top 25] [--workers auto] [PATH ...]
 
 Runs the README's test command (``python -m pytest -n auto tests fixtures/scenarios
 --port=reference``; ``--gates``: the gate command, ``python -m pytest -n auto tests/gates``;
@@ -56,9 +56,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gates", action="store_true", help="time the gate command instead")
     parser.add_argument("--top", type=int, default=25, help="how many of the slowest tests to list")
+    parser.add_argument("--workers", default="auto", help="xdist's -n (default auto, as the command; a smoke run may take 1)")
     parser.add_argument("paths", nargs="*", help="run only these test paths (a smoke run)")
     args = parser.parse_args()
     command = GATE_COMMAND if args.gates else TEST_COMMAND
+    command = [*command[:3], args.workers, *command[4:]]
     if args.paths:
         command = [*command[:4], *args.paths, *(["--port=reference"] if not args.gates else [])]
     with tempfile.TemporaryDirectory(prefix="own-suite-") as folder:

@@ -13,6 +13,7 @@ from pathlib import Path
 import gate_selection
 import harness_wheel
 import pytest
+import quick_figures
 from run_order import LanesScheduling, run_order
 
 from harness.fake_provider import FakeProvider
@@ -84,6 +85,13 @@ def _inner_runs_cache_bytecode() -> Iterator[None]:
 def harness_wheel_build(tmp_path_factory: pytest.TempPathFactory) -> harness_wheel.WheelBuild:
     """This repository's wheel, built once per test run for all xdist workers."""
     return harness_wheel.harness_wheel(tmp_path_factory)
+
+
+@pytest.fixture
+def all_figures_quick(tmp_path_factory: pytest.TempPathFactory) -> quick_figures.QuickRun:
+    """The test run's one ``benchmarks/all_figures.py --quick`` run (tests/quick_figures.py),
+    for the tests that read one of its smoke steps instead of starting that script again."""
+    return quick_figures.quick_run(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -1,62 +1,22 @@
 """The benchmark scripts still run (they print figures; nothing here asserts a speed).
 
-``all_figures.py --quick`` runs the floor and own-suite scripts as two of its steps; their
-tests read those steps from that one run instead of starting the scripts again."""
+``all_figures.py --quick`` runs the floor, differential and own-suite scripts as its steps;
+their tests read those steps from that one run (tests/quick_figures.py, the
+``all_figures_quick`` fixture) instead of starting the scripts again."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from build_once import build_once
+from quick_figures import QUICK_RUN_TIMEOUT_S, QuickRun, Step
 
 ROOT = Path(__file__).resolve().parents[1]
-# The quick run's steps: ``suite_floor.py --only susp-waitfor-raises --calls 5`` and
-# ``own_suite.py --top 3 tests/test_flake_rate.py`` are what the floor and own-suite tests
-# ran on their own before; they now read them from the one run all three tests share.
-QUICK_RUN_TIMEOUT_S = 900
-
-
-@dataclass(frozen=True)
-class Step:
-    output: str  # what the step printed, under its "=== name:" heading
-    ok: bool  # its line of the closing summary ends with "ok" (exit status 0)
-
-
-@dataclass(frozen=True)
-class QuickRun:
-    code: int
-    output: str
-
-    def step(self, name: str) -> Step:
-        sections = self.output.split("\n=== ")
-        body = next((part for part in sections if part.startswith(f"{name}: ")), None)
-        assert body is not None, f"all_figures.py --quick ran no step {name!r}:\n{self.output[-3000:]}"
-        summary = self.output.split("=== summary", 1)[-1]
-        lines = {line.split(" wall ")[0].strip(): line for line in summary.splitlines() if " wall " in line}
-        assert name in lines, f"all_figures.py --quick's summary has no line for {name!r}:\n{summary}"
-        return Step(body, lines[name].endswith("ok"))
-
-
-def _run_all_figures_quick(folder: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "benchmarks/all_figures.py", "--quick"],
-        cwd=ROOT, capture_output=True, text=True, timeout=QUICK_RUN_TIMEOUT_S,
-    )
-    (folder / "run.json").write_text(json.dumps({"code": done.returncode, "output": done.stdout + done.stderr}), encoding="utf-8")
-
-
-@pytest.fixture
-def all_figures_quick(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
-    """One ``all_figures.py --quick`` run per test run (``build_once``: whichever xdist
-    worker asks first runs it, the others read its output): its steps are the smoke runs of
-    suite_floor.py and own_suite.py, which their tests used to repeat on their own."""
-    raw = json.loads((build_once(tmp_path_factory, "all-figures-quick", _run_all_figures_quick) / "run.json").read_text(encoding="utf-8"))
-    return QuickRun(raw["code"], raw["output"])
+# The shared quick run is made in the setup of whichever of its readers comes first: ~20 s on
+# a quiet machine, past the suite-wide 60 s pytest-timeout under a load of 9 (seen once).
+QUICK_RUN_LIMIT = pytest.mark.timeout(QUICK_RUN_TIMEOUT_S)
 
 
 def test_scenario_throughput_runs_both_paths() -> None:
@@ -86,6 +46,7 @@ def test_fake_provider_latency_runs() -> None:
     assert "nodelay=on" in done.stdout and "nodelay=off" in done.stdout
 
 
+@QUICK_RUN_LIMIT
 def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
     floor = all_figures_quick.step("reference suite against its floor")
     assert floor.ok, floor.output[-2000:]
@@ -94,6 +55,7 @@ def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
     assert "12 variants" in floor.output  # the --only scenario's variants, all passed
 
 
+@QUICK_RUN_LIMIT
 def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quick: QuickRun) -> None:
     own = all_figures_quick.step("own test command")
     assert own.ok, own.output[-3000:]
@@ -102,6 +64,7 @@ def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quic
         assert line in own.output, own.output
 
 
+@QUICK_RUN_LIMIT
 def test_all_figures_runs_every_step_and_sums_them_up(all_figures_quick: QuickRun) -> None:
     assert all_figures_quick.code == 0, all_figures_quick.output[-3000:]
     for step in ("reference suite against its floor", "differential throughput", "own test command"):

@@ -49,10 +49,17 @@ def run_suite(run_plugin: PluginRunner, shim_args: list[str], *paths: str, timeo
     return Outcome(run.code, run.output)
 
 
+# ``pytest --co ARGS`` -> how many variants it collected: each listing is the same for every
+# test of this process that asks (eight tests ask for the scenario's), so it is run once.
+_COLLECTED: dict[tuple[str, ...], int] = {}
+
+
 def collected(run_plugin: PluginRunner, *args: str) -> int:
     """How many variants ``pytest --co ARGS`` collects."""
-    listing = run_plugin("-q", "--co", *args)
-    return len([line for line in listing.output.splitlines() if "::" in line])
+    if args not in _COLLECTED:
+        listing = run_plugin("-q", "--co", *args)
+        _COLLECTED[args] = len([line for line in listing.output.splitlines() if "::" in line])
+    return _COLLECTED[args]
 
 
 def scenario_path() -> str:

@@ -60,9 +60,20 @@ def probe_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Pro
     return run
 
 
+# Probes of runs that two tests read: the same session, run once per test process.
+_SHARED: dict[tuple[str, ...], SpawnProbe] = {}
+
+
+def shared_run(probe_run: ProbeRun, *args: str) -> SpawnProbe:
+    """``probe_run(*args)``, run by the first test that asks; the others read its probe."""
+    if args not in _SHARED:
+        _SHARED[args] = probe_run(*args)
+    return _SHARED[args]
+
+
 def test_a_port_with_resume_gets_its_first_shim_and_spares_ahead(probe_run: ProbeRun) -> None:
     # 6 variants, each restarting once: the first process plus one per restart, no more.
-    assert len(probe_run(str(ACROSS_PROCESS), "--port=reference").spawned) == 7
+    assert len(shared_run(probe_run, str(ACROSS_PROCESS), "--port=reference").spawned) == 7
 
 
 def test_a_port_without_resume_boots_no_spare_for_variants_it_cannot_run(probe_run: ProbeRun) -> None:
@@ -72,7 +83,7 @@ def test_a_port_without_resume_boots_no_spare_for_variants_it_cannot_run(probe_r
 
 
 def test_a_session_of_scenarios_starts_its_shim_while_collecting(probe_run: ProbeRun) -> None:
-    assert probe_run(str(ACROSS_PROCESS), "--port=reference").before_first_test == 1
+    assert shared_run(probe_run, str(ACROSS_PROCESS), "--port=reference").before_first_test == 1
 
 
 def test_a_session_with_other_tests_starts_no_shim_before_a_variant_asks(probe_run: ProbeRun, tmp_path: Path) -> None:

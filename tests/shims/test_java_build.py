@@ -4,6 +4,7 @@ never runs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -208,16 +209,34 @@ def test_java_reads_the_argfile_back_as_written(tmp_path: Path) -> None:
     assert f"Unable to access jarfile {jar}" in done.stdout + done.stderr, done.stdout + done.stderr
 
 
+QUIET_JAVA = "public class Quiet { public static void main(String[] a) {} }\n"
+
+
+def _quiet_jar(java: Path, tmp_path: Path) -> Path:
+    """A jar whose main class does nothing, compiled by this JDK's javac and jar (~1.6 s of CPU)
+    once, then kept in the harness's build cache under the digest of the source and the JDK."""
+    key = hashlib.sha256(f"{QUIET_JAVA}\0{java.resolve()}".encode()).hexdigest()[:16]
+    cache = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", repo_root() / ".cache" / "conformance")).resolve()
+    kept = cache / "java-quiet-jar" / key / "quiet.jar"
+    if kept.is_file():
+        return kept
+    (tmp_path / "Quiet.java").write_text(QUIET_JAVA, encoding="utf-8")
+    jar = tmp_path / "quiet.jar"
+    for tool in (["javac", "-d", str(tmp_path), str(tmp_path / "Quiet.java")], ["jar", "--create", "--file", str(jar), "--main-class", "Quiet", "-C", str(tmp_path), "Quiet.class"]):
+        subprocess.run([str(java.parent / tool[0]), *tool[1:]], check=True, capture_output=True, timeout=120)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_name(f".quiet.jar.{os.getpid()}")
+    shutil.copy(jar, partial)
+    partial.replace(kept)  # whole or absent, for a concurrent run
+    return kept
+
+
 def test_the_jvm_writes_nothing_but_protocol_on_stdout_when_its_cache_is_unusable(tmp_path: Path) -> None:
     """A cache the JVM cannot map is reported on stderr (its default is stdout, the protocol's)."""
     out = tmp_path / "out"
     out.mkdir()
     java = _java()
-    (tmp_path / "Quiet.java").write_text("public class Quiet { public static void main(String[] a) {} }\n", encoding="utf-8")
-    jar = tmp_path / "quiet.jar"
-    for tool in (["javac", "-d", str(tmp_path), str(tmp_path / "Quiet.java")], ["jar", "--create", "--file", str(jar), "--main-class", "Quiet", "-C", str(tmp_path), "Quiet.class"]):
-        subprocess.run([str(java.parent / tool[0]), *tool[1:]], check=True, capture_output=True, timeout=120)
-    argfile = build.write_argfile(out, jar, tmp_path / "gone.aot")  # e.g. a wiped cache
+    argfile = build.write_argfile(out, _quiet_jar(java, tmp_path), tmp_path / "gone.aot")  # e.g. a wiped cache
     done = subprocess.run([str(java), f"@{argfile}"], capture_output=True, text=True, timeout=60)
     assert done.stdout == "", f"the JVM printed on stdout: {done.stdout!r}"
     assert "AOT cache" in done.stderr and done.returncode == 0, done.stderr
