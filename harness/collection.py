@@ -58,12 +58,32 @@ class ScenariosFolder(pytest.Directory):
     def collect(self) -> Iterator[pytest.Collector]:
         from .items import ScenarioFile
 
+        named = _named_entries(self.config, self.path)
         for path in scenario_entries(self.path):
+            if named is not None and path.absolute() not in named and real_path(path) not in named:
+                continue
             if not self.session.isinitpath(path) and self.ihook.pytest_ignore_collect(
                 collection_path=path, config=self.config
             ):
                 continue
             yield ScenarioFile.from_parent(self, path=path)
+
+
+def _named_entries(config: pytest.Config, folder: Path) -> set[Path | None] | None:
+    """The folder's entries named on the command line, or None when the folder itself (or a
+    folder above it) is named and every entry is wanted. pytest collects the folder once
+    for each file named in it: yielding only the named ones keeps ``pytest a.json b.json``
+    from building the whole folder's collectors for each of them."""
+    folder_real = real_path(folder)
+    named: set[Path | None] = set()
+    for arg in config.args:
+        given = Path(arg.split("::")[0])
+        wanted = real_path(given)
+        if wanted is not None and (wanted == folder_real or (folder_real is not None and wanted in folder_real.parents)):
+            return None
+        # Both spellings: a link that cannot be resolved (a loop) is still named by its path.
+        named.update({given.absolute(), wanted} - {None})
+    return named
 
 
 def is_explicit_argument(config: pytest.Config, file_path: Path) -> bool:
