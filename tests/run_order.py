@@ -45,13 +45,14 @@ LONGEST_FIRST = (
 # Tests that only read what another process of the run makes go last, so no worker waits
 # for it while it still has other tests to run: the scoped mutants' tests read a pass that
 # starts when collection ends (tests/mutants/conftest.py) and goes on beside the other tests;
-# the floor and own-suite benchmark tests read the all_figures.py run the first benchmark
-# test makes. Within each group the collection order is kept.
+# the floor, own-suite and differential-throughput tests read the all_figures.py run the first
+# of them makes. Within each group the collection order is kept.
 READ_A_BACKGROUND_PASS_LAST = (
     "tests/mutants/test_mutants.py::test_mutant_is_killed",
     "tests/mutants/test_mutants.py::test_every_normative_rule_is_killed_in_two_scenarios",
     "tests/test_benchmarks.py::test_suite_floor_runs_every_step",
     "tests/test_benchmarks.py::test_own_suite_prints_wall_cpu_load_and_where_the_time_goes",
+    "tests/test_differential_pool.py::test_the_throughput_benchmark_prints_both_figures",
 )
 LONGEST, ORDINARY, READER = 0, 1, 2
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import proc_tree
 import pytest
+from quick_figures import QUICK_RUN_TIMEOUT_S, QuickRun
 
 from harness import differential_pool as pool
 from harness.differential import main
@@ -112,15 +113,15 @@ def test_workers_must_be_at_least_one(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--examples, --workers and --pairs must be at least 1" in capsys.readouterr().err
 
 
-def test_the_throughput_benchmark_prints_both_figures() -> None:
-    done = subprocess.run(
-        [sys.executable, "benchmarks/differential_throughput.py", "--examples", "4", "--workers", "2"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = [line for line in done.stdout.splitlines() if "scenarios/s" in line]
-    assert [line.split(":")[0] for line in lines] == ["1 worker ", "2 workers"], done.stdout
-    assert all("4 scenarios in" in line and "ms/scenario" in line for line in lines), done.stdout
+@pytest.mark.timeout(QUICK_RUN_TIMEOUT_S)  # the shared quick run may be made in this setup
+def test_the_throughput_benchmark_prints_both_figures(all_figures_quick: QuickRun) -> None:
+    # all_figures.py --quick's step is this smoke run to the letter:
+    # differential_throughput.py --examples 4 --workers 2.
+    step = all_figures_quick.step("differential throughput")
+    assert step.ok, step.output[-2000:]
+    lines = [line for line in step.output.splitlines() if "scenarios/s" in line]
+    assert [line.split(":")[0] for line in lines] == ["1 worker ", "2 workers"], step.output
+    assert all("4 scenarios in" in line and "ms/scenario" in line for line in lines), step.output
 
 
 def _wait_until_searching(run: subprocess.Popen[str], workers: int) -> None:
