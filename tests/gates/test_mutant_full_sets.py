@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutants"))
 from catalog import load  # noqa: E402
 from kill_pool import kill_all, requested  # noqa: E402
 from kill_runner import KillReport, scenario_files  # noqa: E402
-from kill_scope import PIN_COMMAND, Fired, hidden_by, load_pins, stale  # noqa: E402
+from kill_scope import PIN_COMMAND, Fired, hidden_by, hidden_variants, load_pins, stale  # noqa: E402
 from kill_verdict import message, problems  # noqa: E402
 
 MUTANTS = load()
@@ -46,5 +46,7 @@ def test_full_set_shows_nothing_the_scope_hides(name: str, full_reports: dict[st
     if why:
         found.append(f"no scope to check ({why}): re-pin with {PIN_COMMAND}")
     elif report.run.report is not None:
-        found.extend(f"{hidden} (re-pin with {PIN_COMMAND})" for hidden in hidden_by(load_pins()[name].scope, Fired.of(report.run)))
+        pin = load_pins()[name]
+        hidden = [*hidden_by(pin.scope, Fired.of(report.run)), *hidden_variants(pin, report.run)]
+        found.extend(f"{one} (re-pin with {PIN_COMMAND})" for one in hidden)
     assert not found, message(mutant, report, found)

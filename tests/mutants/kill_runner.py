@@ -12,6 +12,7 @@ and precision (no other rule fires).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 import tempfile
@@ -38,6 +39,11 @@ RELAY_FREE_RULES = frozenset({"absent.byte-identical", "relay.uncalled-inert"})
 Runner = Callable[[list[str], float], tuple[int, str]]
 
 
+def scenario_of(text: str) -> str:
+    """The scenario id a report's gap text starts with ("scenario[variant]: ...")."""
+    return re.split(r"[\[\s:]", text, maxsplit=1)[0]
+
+
 @dataclass
 class KillRun:
     files: tuple[str, ...]
@@ -62,7 +68,7 @@ class KillRun:
         """advisory rule -> scenario ids where its check reported a spec gap."""
         gaps = (self.report or {}).get("gaps") or {}
         assert isinstance(gaps, dict)
-        return {rule: {str(text).split("[", 1)[0] for text in texts} for rule, texts in gaps.items()}
+        return {rule: {scenario_of(str(text)) for text in texts} for rule, texts in gaps.items()}
 
 
 @dataclass

@@ -9,9 +9,15 @@ fewest scenarios that still show each of those rules in two scenarios (or in the
 in), plus one scenario where nothing fired as a control. So a scoped run fires exactly the
 rules the full set fires, and every rule stays killed in two distinct scenarios.
 
+Within each scenario of the scope, the pin keeps only the variants that show the rules it
+was kept for (``choose_variants``: for every rule that fired there in the full-set run, a
+variant where it fired the same way; one variant of the control), so a scoped run is a few
+variants per scenario, not all of them.
+
 That claim is checked twice: the scoped run must fire every pinned rule (the fast check, in
 every test run), and ``tests/gates/test_mutant_full_sets.py`` runs each mutant over its full
-set and fails if a rule fires there in no scenario of the scope (the proof, with the gates).
+set and fails if a rule fires there in no scenario of the scope, or in none of a scoped scenario's
+kept variants (the proof, with the gates).
 The pin is stale when the catalogue or a mutant's full set changes; ``python
 tests/mutants/pin_kill_scope.py`` rewrites it.
 """
@@ -24,12 +30,18 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from kill_runner import UNTRUSTED_REASONS, KillRun
+from kill_runner import SCENARIOS, UNTRUSTED_REASONS, KillRun, scenario_of
 
 SCOPE_FILE = Path(__file__).with_name("kill_scope.json")
 PIN_COMMAND = "python tests/mutants/pin_kill_scope.py"
 SCENARIOS_PER_RULE = 2
 SCENARIO_FOLDER = "fixtures/scenarios/"
+# Where a need of each kind (``Fired.needs``) shows in a run's variants (``showing_variants``):
+# a trusted need only where its reason is trusted, an untrusted one where it fired at all.
+SHOWN_AS = {"trusted": "trusted", "untrusted": "any", "gap": "gap"}
+# A variant id at the start of a gap's text: "scenario[style-entry]: ...".
+VARIANT_AT_START = re.compile(r"^([^\s\[\]:]+\[[^\]\s]+\])")
+Shown = dict[tuple[str, str], dict[str, set[str]]]  # (kind, rule) -> scenario id -> variant ids
 
 
 @dataclass(frozen=True)
@@ -71,9 +83,17 @@ class Pin:
     full: list[str]  # scenario ids of the full set the pin was made from
     scope: list[str]  # scenario ids the README's test command runs
     fired: Fired
+    # scenario id -> the variant ids kept of it; a scoped scenario not named runs whole
+    variants: dict[str, list[str]] = field(default_factory=dict)
 
     def scope_files(self) -> tuple[str, ...]:
-        return tuple(f"{SCENARIO_FOLDER}{s}.json" for s in self.scope)
+        """What a scoped run names on pytest's command line: a scenario file, or the node id
+        of each variant kept of it."""
+        return tuple(
+            arg for s in self.scope
+            for arg in ([f"{SCENARIO_FOLDER}{s}.json::{v}" for v in self.variants[s]] if s in self.variants
+                        else [f"{SCENARIO_FOLDER}{s}.json"])
+        )  # fmt: skip
 
 
 def scenario_id(file: str) -> str:
@@ -106,6 +126,71 @@ def choose_scope(full: list[str], fired: Fired, cost: dict[str, int] | None = No
     return sorted(chosen)
 
 
+def showing_variants(run: KillRun) -> Shown:
+    """Where each rule showed in ``run``, variant by variant: as ``trusted`` (a trusted
+    reason), as ``any`` (any reason) and as a ``gap``. A gap whose text names no variant
+    counts for every variant of its scenario (``ALL``), so no choice can miss it."""
+    shown: Shown = {}
+    failures = (run.report or {}).get("failures") or {}
+    assert isinstance(failures, dict)
+    for key, entry in failures.items():
+        variant, _, rule = key.partition("::")
+        scenario = variant.split("[", 1)[0]
+        for one in rule.split(",") if rule else ["*"]:
+            kinds = ("any", "trusted") if str(entry["reason"]) not in UNTRUSTED_REASONS else ("any",)
+            for kind in kinds:
+                shown.setdefault((kind, one), {}).setdefault(scenario, set()).add(variant)
+    gaps = (run.report or {}).get("gaps") or {}
+    assert isinstance(gaps, dict)
+    for rule, texts in gaps.items():
+        for text in texts:
+            found = VARIANT_AT_START.match(str(text))
+            shown.setdefault(("gap", rule), {}).setdefault(scenario_of(str(text)), set()).add(found.group(1) if found else ALL)
+    return shown
+
+
+ALL = "*"  # in a Shown set: every variant of the scenario
+
+
+def choose_variants(scope: list[str], fired: Fired, shown: Shown, variants_of: dict[str, list[str]]) -> dict[str, list[str]]:
+    """For each scenario of ``scope``, the fewest of its variants (``variants_of``, in order)
+    showing every rule ``fired`` there in the same way (greedy: most rules per variant); one
+    variant of a scenario where nothing fired (the control). Scenarios that keep every variant
+    are left out: they run whole."""
+    kept: dict[str, list[str]] = {}
+    for scenario in scope:
+        everyone = variants_of[scenario]
+        wanted = [shown.get((SHOWN_AS[kind], rule), {}).get(scenario, {ALL})
+                  for (kind, rule), (scenarios, _) in fired.needs().items() if scenario in scenarios]
+        if any(ALL in showing for showing in wanted):
+            continue
+        chosen: list[str] = []
+        while wanted:
+            best = max(everyone, key=lambda v: sum(v in showing for showing in wanted))
+            if not any(best in showing for showing in wanted):
+                raise ValueError(f"{scenario}: no variant shows {wanted}")
+            chosen.append(best)
+            wanted = [showing for showing in wanted if best not in showing]
+        chosen = sorted(chosen, key=everyone.index) or everyone[:1]
+        if len(chosen) < len(everyone):
+            kept[scenario] = chosen
+    return kept
+
+
+def hidden_variants(pin: Pin, run: KillRun) -> list[str]:
+    """Each rule a full-set ``run`` shows in a scoped scenario, but in none of the variants
+    the pin keeps of it: what the kept variants would hide."""
+    shown = showing_variants(run)
+    problems = []
+    for (kind, rule), (scenarios, _) in sorted(Fired.of(run).needs().items()):
+        for scenario in sorted(scenarios & set(pin.variants)):
+            showing = shown.get((SHOWN_AS[kind], rule), {}).get(scenario, {ALL})
+            if ALL not in showing and not showing & set(pin.variants[scenario]):
+                problems.append(f"{rule} ({kind}) fired in {scenario} only in {sorted(showing)} "
+                                f"but the scope keeps {pin.variants[scenario]}")
+    return problems
+
+
 def missing_now(pin: Pin, now: Fired) -> list[str]:
     """Each rule the pinned full-set run fired that a scoped run ``now`` did not: the pin no
     longer describes the mutant, so its scope may hide what the full set fires."""
@@ -128,7 +213,16 @@ def load_pins() -> dict[str, Pin]:
     if not SCOPE_FILE.exists():
         return {}
     raw = json.loads(SCOPE_FILE.read_text(encoding="utf-8"))
-    return {name: Pin(entry["full"], entry["scope"], Fired(**entry["fired"])) for name, entry in raw["mutants"].items()}
+    return {name: Pin(entry["full"], entry["scope"], Fired(**entry["fired"]), entry.get("variants", {}))
+            for name, entry in raw["mutants"].items()}
+
+
+@lru_cache(maxsize=1)
+def variants_now() -> dict[str, list[str]]:
+    """scenario id -> its variant ids, in collection order, as the scenarios are now."""
+    from harness.scenario import load_scenario, scenario_files
+
+    return {path.stem: [v.node_id for v in load_scenario(path).variants()] for path in scenario_files(SCENARIOS)}
 
 
 def stale(name: str, full_files: tuple[str, ...]) -> str | None:
@@ -138,6 +232,10 @@ def stale(name: str, full_files: tuple[str, ...]) -> str | None:
         return "not pinned"
     if pin.full != [scenario_id(f) for f in full_files]:
         return "its full set of scenarios changed since it was pinned"
+    if pin.variants:
+        gone = sorted(v for s, kept in pin.variants.items() for v in kept if v not in variants_now().get(s, ()))
+        if gone:
+            return f"variants it keeps no longer exist: {gone}"
     return None
 
 
@@ -148,6 +246,7 @@ def write_pins(pins: dict[str, Pin]) -> None:
     }
     text = json.dumps(body, indent=1)
     # One line per list of scenario ids keeps the file short and its diffs readable.
-    text = re.sub(r"\[\n\s+([^\[\]{}]*?)\n\s+\]", lambda m: "[" + re.sub(r",\n\s+", ", ", m.group(1)) + "]", text)
+    strings = r'"(?:[^"\\]|\\.)*"(?:,\n\s+"(?:[^"\\]|\\.)*")*'
+    text = re.sub(rf"\[\n\s+({strings})\n\s+\]", lambda m: "[" + re.sub(r",\n\s+", ", ", m.group(1)) + "]", text)
     SCOPE_FILE.write_text(text + "\n", encoding="utf-8")
     load_pins.cache_clear()

@@ -2,7 +2,7 @@
 set of scenarios and pins what it fired and the scope chosen from it (``kill_scope``).
 
     python tests/mutants/pin_kill_scope.py [MUTANT ...]
-    python tests/mutants/pin_kill_scope.py --rescope   # scopes again from the pinned runs
+    python tests/mutants/pin_kill_scope.py --rescope   # scopes again from the pinned runs (whole scenarios)
 
 Run it after changing the catalogue, a mutant's patch, or the scenarios or rules a mutant's
 full set is made of; `tests/gates/test_mutant_full_sets.py` fails when a scope hides a rule.
@@ -19,23 +19,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def variant_counts() -> dict[str, int]:
-    """scenario id -> its number of variants: what running it costs, roughly."""
-    from kill_runner import SCENARIOS
-
-    from harness.scenario import load_scenario, scenario_files
-
-    return {path.stem: len(list(load_scenario(path).variants())) for path in scenario_files(SCENARIOS)}
-
-
 def main(argv: list[str]) -> int:
     from catalog import load
     from kill_pool import kill_all
     from kill_runner import scenario_files
-    from kill_scope import Fired, Pin, choose_scope, load_pins, scenario_id, write_pins
+    from kill_scope import Fired, Pin, choose_scope, choose_variants, load_pins, scenario_id, showing_variants, variants_now, write_pins
     from kill_verdict import problems
 
-    cost = variant_counts()
+    # A scenario's number of variants: what running it costs, roughly.
+    cost = {scenario: len(variants) for scenario, variants in variants_now().items()}
     if argv == ["--rescope"]:
         write_pins({name: Pin(pin.full, choose_scope(pin.full, pin.fired, cost), pin.fired) for name, pin in load_pins().items()})
         return 0
@@ -58,8 +50,11 @@ def main(argv: list[str]) -> int:
                 continue
             full = [scenario_id(f) for f in report.run.files]
             fired = Fired.of(report.run)
-            pins[name] = Pin(full, choose_scope(full, fired, cost), fired)
-            print(f"{name}: {len(pins[name].scope)} of {len(full)} scenarios ({report.run.seconds:.1f} s)", flush=True)
+            scope = choose_scope(full, fired, cost)
+            pins[name] = Pin(full, scope, fired, choose_variants(scope, fired, showing_variants(report.run), variants_now()))
+            kept = sum(len(pins[name].variants.get(s, variants_now()[s])) for s in scope)
+            print(f"{name}: {len(scope)} of {len(full)} scenarios, {kept} of {sum(cost[s] for s in full)} variants "
+                  f"({report.run.seconds:.1f} s)", flush=True)
     write_pins(pins)
     print(f"pinned {len(names) - failed} of {len(names)} mutants in {time.monotonic() - began:.0f} s")
     return 1 if failed else 0

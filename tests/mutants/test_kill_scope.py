@@ -3,8 +3,10 @@ hides no rule, and found out when it would (kill_scope)."""
 
 from __future__ import annotations
 
+import pytest
 from kill_runner import KillRun
-from kill_scope import Fired, Pin, choose_scope, hidden_by, missing_now, scenario_id, stale
+from kill_scope import (Fired, Pin, choose_scope, choose_variants, hidden_by, hidden_variants, load_pins, missing_now, scenario_id,
+                        showing_variants, stale)
 
 FULL = ["a", "b", "c", "d", "e", "quiet"]
 FIRED = Fired(
@@ -72,3 +74,60 @@ def test_the_scope_prefers_scenarios_with_fewer_variants() -> None:
     assert hidden_by(["big", "quiet-big"], fired) == [
         "rule.one (trusted) fired in ['big', 'small', 'tiny'] but the scope keeps ['big']"
     ]
+
+
+VARIANTS_OF = {"a": ["a[openai-run]", "a[openai-stream]", "a[anthropic-run]"],
+               "quiet": ["quiet[openai-run]", "quiet[anthropic-run]"]}
+
+
+def _full_run() -> KillRun:
+    return _run(
+        {"a[openai-stream]::rule.one": "divergence", "a[anthropic-run]::rule.one": "divergence",
+         "a[anthropic-run]::rule.two": "divergence", "a[openai-run]::rule.crash": "transport"},
+        gaps={"rule.gap": ["a[openai-stream]: looks odd"]},
+    )  # fmt: skip
+
+
+def test_the_kept_variants_show_every_rule_of_their_scenario_the_same_way() -> None:
+    run = _full_run()
+    fired = Fired.of(run)
+    kept = choose_variants(["a", "quiet"], fired, showing_variants(run), VARIANTS_OF)
+    # anthropic-run shows rule.one and rule.two, openai-run the crash, openai-stream the gap:
+    # every variant of "a" is needed, so it runs whole; the control keeps its first variant.
+    assert kept == {"quiet": ["quiet[openai-run]"]}
+    calm = _run({"a[openai-stream]::rule.one": "divergence", "a[anthropic-run]::rule.one": "divergence",
+                 "a[anthropic-run]::rule.two": "divergence"})
+    kept = choose_variants(["a", "quiet"], Fired.of(calm), showing_variants(calm), VARIANTS_OF)
+    assert kept == {"a": ["a[anthropic-run]"], "quiet": ["quiet[openai-run]"]}
+    pin = Pin(["a", "quiet"], ["a", "quiet"], Fired.of(calm), kept)
+    assert pin.scope_files() == ("fixtures/scenarios/a.json::a[anthropic-run]", "fixtures/scenarios/quiet.json::quiet[openai-run]")
+    assert hidden_variants(pin, calm) == []
+
+
+def test_a_trusted_rule_is_kept_where_it_fired_for_a_trusted_reason() -> None:
+    run = _run({"a[openai-run]::rule.one": "transport", "a[anthropic-run]::rule.one": "divergence"})
+    kept = choose_variants(["a"], Fired.of(run), showing_variants(run), VARIANTS_OF)
+    assert kept == {"a": ["a[anthropic-run]"]}
+
+
+def test_kept_variants_that_no_longer_show_a_rule_are_named() -> None:
+    calm = _run({"a[anthropic-run]::rule.one": "divergence"})
+    pin = Pin(["a"], ["a"], Fired.of(calm), {"a": ["a[openai-run]"]})
+    assert hidden_variants(pin, calm) == [
+        "rule.one (trusted) fired in a only in ['a[anthropic-run]'] but the scope keeps ['a[openai-run]']"
+    ]
+
+
+def test_a_gap_without_a_variant_keeps_the_whole_scenario() -> None:
+    run = _run({}, gaps={"rule.gap": ["a: the whole scenario looks odd"]})
+    assert choose_variants(["a"], Fired.of(run), showing_variants(run), VARIANTS_OF) == {}
+
+
+def test_a_pin_keeping_a_variant_that_is_gone_is_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kill_scope
+
+    name = next(iter(load_pins()))
+    pin = load_pins()[name]
+    monkeypatch.setitem(load_pins(), name, Pin(pin.full, pin.scope, pin.fired, {pin.scope[0]: [f"{pin.scope[0]}[no-such-variant]"]}))
+    full = tuple(f"fixtures/scenarios/{s}.json" for s in pin.full)
+    assert kill_scope.stale(name, full) == f"variants it keeps no longer exist: ['{pin.scope[0]}[no-such-variant]']"
