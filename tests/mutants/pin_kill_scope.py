@@ -23,7 +23,17 @@ def main(argv: list[str]) -> int:
     from catalog import load
     from kill_pool import kill_all
     from kill_runner import scenario_files
-    from kill_scope import Fired, Pin, choose_scope, choose_variants, load_pins, scenario_id, showing_variants, variants_now, write_pins
+    from kill_scope import (
+        Fired,
+        Pin,
+        choose_scope,
+        choose_variants,
+        load_pins,
+        scenario_id,
+        showing_variants,
+        variants_now,
+        write_pins,
+    )
     from kill_verdict import problems
 
     # A scenario's number of variants: what running it costs, roughly.

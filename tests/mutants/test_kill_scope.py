@@ -5,8 +5,19 @@ from __future__ import annotations
 
 import pytest
 from kill_runner import KillRun
-from kill_scope import (Fired, Pin, choose_scope, choose_variants, hidden_by, hidden_variants, load_pins, missing_now, scenario_id,
-                        showing_variants, stale)
+from kill_scope import (
+    Fired,
+    Pin,
+    choose_scope,
+    choose_variants,
+    hidden_by,
+    hidden_variants,
+    load_pins,
+    missing_now,
+    scenario_id,
+    showing_variants,
+    stale,
+)
 
 FULL = ["a", "b", "c", "d", "e", "quiet"]
 FIRED = Fired(
