@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import generated_streams
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
@@ -62,7 +63,8 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
         as_scenario(scenario)  # raises on a schema violation
         return not scenario["relayFree"] and "host" in scenario
 
-    search = settings(max_examples=200, derandomize=True, database=None)
+    # Any such scenario proves the point: the first generated one, unshrunk (shrinking it cost ~2 s).
+    search = settings(max_examples=200, derandomize=True, database=None, phases=[Phase.generate])
     found = find(scenarios(Features(relay=True)), inprocess_relay, settings=search)
     relays = {tool["name"] for tool in found["toolkit"]["tools"] if tool.get("relay")}
     relay_calls = [c["id"] for turn in found["turns"] for c in turn.get("toolCalls", []) if c["name"] in relays]
@@ -70,9 +72,9 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
 
 
 def _find(features: Features, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The first generated scenario that is ``wanted`` (unshrunk: shrinking costs seconds here)."""
-    search = settings(max_examples=1000, derandomize=True, database=None, phases=[Phase.generate])
-    found = find(scenarios(features), wanted, settings=search)
+    """The first generated scenario of 1000 that is ``wanted`` (unshrunk: shrinking costs
+    seconds here), read from the stream the tests before drew as far (generated_streams.py)."""
+    found = generated_streams.first(features, wanted, examples=1000)
     as_scenario(found)  # raises on a schema violation
     return found
 
@@ -269,19 +271,10 @@ def test_generated_undeclared_calls_get_unknown_tool(
 
 def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call() -> None:
     """Another call of the turn a raise aborts (its afterTool hook, its reply) would race the abort."""
-    from hypothesis.errors import NoSuchExample
-
     from harness.differential import _first_suspending
 
-    raising: list[dict[str, Any]] = []
-
-    def record(scenario: dict[str, Any]) -> bool:
-        if scenario.get("host", {}).get("waitFor", {}).get("raise"):
-            raising.append(scenario)
-        return False
-
-    with pytest.raises(NoSuchExample):
-        find(scenarios(ALL), record, settings=settings(max_examples=400, derandomize=True, database=None, phases=[Phase.generate]))
+    # The stream a 400-example search draws, shared with test_differential_known's store test.
+    raising = [s for s in generated_streams.every(ALL, 400) if s.get("host", {}).get("waitFor", {}).get("raise")]
     assert raising, "no raising waitFor generated in 400 scenarios"
     for scenario in raising:
         tools = {t["name"]: t for t in scenario["toolkit"]["tools"]}
