@@ -48,6 +48,33 @@ def _calls(scenario: dict[str, Any]) -> int:
     return sum(len(turn.get("toolCalls", [])) for turn in scenario["turns"])
 
 
+# The CLI tests come first: the search's worker processes are forked (cheap) only while this
+# process runs no other thread (differential_pool._context), and the shim sessions and fake
+# provider this module's other tests keep open run threads until the module ends; with them
+# open, each worker was spawned and imported hypothesis and the harness afresh (~0.5 s of CPU).
+def test_the_cli_writes_the_minimal_failing_scenario_as_a_fixture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One worker on one shim pair: what the CLI writes is the same whoever finds it (the pool's
+    # workers and pairs have their own tests: test_differential_pool.py, test_differential_ahead.py),
+    # and the default, one worker per core, had this test take another path on a one-core machine
+    # anyway. Two workers of two pairs: a second worker, 6 more shims, ~1 s more CPU.
+    status = main([f"--port-cmd={MUTANT_CMD}", "--against=reference", "--examples", "20", "--workers", "1", "--pairs", "1",
+                   "--out", str(tmp_path)])
+    assert status == 1, capsys.readouterr()
+    written = sorted(tmp_path.glob("*.json"))
+    assert len(written) == 1
+    scenario = load_scenario(written[0])  # schema, file name == id, known rule ids
+    assert _calls(scenario.data) <= 2
+    assert "minimal scenario written to" in capsys.readouterr().out
+
+
+def test_the_cli_reports_agreement_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--port=reference", "--against=reference", "--examples", "5", "--out", str(tmp_path)]) == 0
+    assert not list(tmp_path.iterdir())
+    assert "agree on 5 generated scenarios" in capsys.readouterr().out
+
+
 @pytest.mark.rule("absent.byte-identical")
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios(Features(resume=True, hooks=True)))
@@ -128,24 +155,6 @@ def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
     assert _calls(found) <= 2 and len(found["turns"]) <= 3, f"not shrunk: {json.dumps(found)}"
     failures = differ(reference_shim, mutant, found, provider=shared_provider)
     assert any("tool_calls[0].function.arguments" in line for line in failures), failures
-
-
-def test_the_cli_writes_the_minimal_failing_scenario_as_a_fixture(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status = main([f"--port-cmd={MUTANT_CMD}", "--against=reference", "--examples", "20", "--out", str(tmp_path)])
-    assert status == 1, capsys.readouterr()
-    written = sorted(tmp_path.glob("*.json"))
-    assert len(written) == 1
-    scenario = load_scenario(written[0])  # schema, file name == id, known rule ids
-    assert _calls(scenario.data) <= 2
-    assert "minimal scenario written to" in capsys.readouterr().out
-
-
-def test_the_cli_reports_agreement_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--port=reference", "--against=reference", "--examples", "5", "--out", str(tmp_path)]) == 0
-    assert not list(tmp_path.iterdir())
-    assert "agree on 5 generated scenarios" in capsys.readouterr().out
 
 
 # --- provider-side variations (harness/differential_wire.py) ---------------------------------
