@@ -11,12 +11,22 @@ So a test that searches a stream another test has already drawn further reads th
 instead of drawing (~4.5 ms of CPU a scenario) up to it again. ``examples`` is part of the
 key, as hypothesis's draws depend on it (its early examples are capped at examples // 10 in
 size). Scenarios are copied in and out: what one test does to its scenario reaches no other.
+
+The xdist workers of one test run share what they drew through files in the run's folder
+(``share_in``): a worker that needs a stream another worker drew as far reads it. Writes are
+atomic and a stream file is only ever replaced by a longer draw of the same stream, so a
+reader sees a prefix of the stream or nothing; with no lock, two workers may draw the same
+part at once, as they did before, and no worker waits for another.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hypothesis import Phase, find, settings
@@ -40,6 +50,51 @@ class _Stream:
 
 
 _STREAMS: dict[tuple[Features, int], _Stream] = {}
+_shared: list[Path] = []  # the run's folder for stream files, once share_in named it
+
+
+def share_in(folder: Path) -> None:
+    """Read and write stream files in ``folder`` (one per run, shared by its xdist workers)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _shared[:] = [folder]
+
+
+def _file(key: tuple[Features, int]) -> Path | None:
+    if not _shared:
+        return None
+    features, examples = key
+    flags = "".join(str(int(getattr(features, name))) for name in ("relay", "resume", "hooks", "store"))
+    return _shared[0] / f"stream-{flags}-{examples}.json"
+
+
+def _known(key: tuple[Features, int]) -> _Stream:
+    """What this process drew of the stream, or another worker's longer draw of it."""
+    stream = _STREAMS.get(key, _Stream())
+    path = _file(key)
+    if stream.complete or path is None or not path.exists():
+        return stream
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved["complete"] or len(saved["drawn"]) > len(stream.drawn):
+        _STREAMS[key] = stream = _Stream(saved["drawn"], saved["complete"])
+    return stream
+
+
+def _keep(key: tuple[Features, int], stream: _Stream) -> _Stream:
+    _STREAMS[key] = stream
+    path = _file(key)
+    if path is not None and _known_elsewhere(path) < (stream.complete, len(stream.drawn)):
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({"complete": stream.complete, "drawn": stream.drawn}, out, ensure_ascii=False)
+        os.replace(temporary, path)
+    return stream
+
+
+def _known_elsewhere(path: Path) -> tuple[bool, int]:
+    if not path.exists():
+        return False, 0
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    return bool(saved["complete"]), len(saved["drawn"])
 
 
 def _draw(features: Features, examples: int, wanted: Callable[[Scenario], bool] | None) -> _Stream:
@@ -65,14 +120,14 @@ def _draw(features: Features, examples: int, wanted: Callable[[Scenario], bool] 
 def first(features: Features, wanted: Callable[[Scenario], bool], *, examples: int = 1000) -> Scenario:
     """The first scenario of the stream that is ``wanted``; NoSuchExample when none of its
     ``examples`` is, as find says."""
-    stream = _STREAMS.get((features, examples), _Stream())
+    stream = _known((features, examples))
     for scenario in stream.drawn:
         if wanted(copy_json(scenario)):
             return copy_json(scenario)
     if stream.complete:
         raise NoSuchExample(f"none of the first {examples} scenarios is wanted")
     # Not in the part drawn so far: draw from the start again, on to the first wanted one.
-    _STREAMS[(features, examples)] = stream = _draw(features, examples, wanted)
+    stream = _keep((features, examples), _draw(features, examples, wanted))
     if stream.complete:
         raise NoSuchExample(f"none of the first {examples} scenarios is wanted")
     return copy_json(stream.drawn[-1])
@@ -81,7 +136,7 @@ def first(features: Features, wanted: Callable[[Scenario], bool], *, examples: i
 def every(features: Features, examples: int) -> list[Scenario]:
     """The stream's first ``examples`` scenarios: what a search of that many that never finds
     its scenario is shown."""
-    stream = _STREAMS.get((features, examples))
-    if stream is None or not stream.complete:
-        _STREAMS[(features, examples)] = stream = _draw(features, examples, None)
+    stream = _known((features, examples))
+    if not stream.complete:
+        stream = _keep((features, examples), _draw(features, examples, None))
     return copy_json(stream.drawn)

@@ -16,6 +16,7 @@ from typing import Any
 
 import generated_streams
 import pytest
+from build_once import run_folder
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from harness.differential import (
@@ -42,6 +43,11 @@ MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} {MU
 @pytest.fixture(scope="module")
 def mutant(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
     return start_shim(resolve(None, MUTANT_CMD, None, None).argv)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _streams_shared_by_the_runs_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
 
 
 def _calls(scenario: dict[str, Any]) -> int:

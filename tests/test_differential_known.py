@@ -20,6 +20,7 @@ from typing import Any
 
 import generated_streams
 import pytest
+from build_once import run_folder
 from hypothesis import Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
@@ -38,6 +39,11 @@ REPO = Path(__file__).resolve().parents[1]
 MUTANT_SHIM = REPO / "tests" / "mutants" / "mutant_shim.py"
 MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} run-result-snake"
 GOLDEN_KINDS = [("golden.observables", "golden"), ("absent.byte-identical", "golden")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _streams_shared_by_the_runs_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
 
 
 def _expectations(tmp_path: Path, kinds: list[tuple[str, str]]) -> Path:
