@@ -133,10 +133,16 @@ def first(features: Features, wanted: Callable[[Scenario], bool], *, examples: i
     return copy_json(stream.drawn[-1])
 
 
-def every(features: Features, examples: int) -> list[Scenario]:
-    """The stream's first ``examples`` scenarios: what a search of that many that never finds
-    its scenario is shown."""
+def every(features: Features, count: int, *, examples: int = 1000) -> list[Scenario]:
+    """The stream's first ``count`` scenarios (all it has, if fewer)."""
     stream = _known((features, examples))
-    if not stream.complete:
-        stream = _keep((features, examples), _draw(features, examples, None))
-    return copy_json(stream.drawn)
+    if len(stream.drawn) < count and not stream.complete:
+        drawn = 0
+
+        def counted(_: Scenario) -> bool:
+            nonlocal drawn
+            drawn += 1
+            return drawn >= count
+
+        stream = _keep((features, examples), _draw(features, examples, None if count >= examples else counted))
+    return copy_json(stream.drawn[:count])

@@ -288,7 +288,9 @@ def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call
     """Another call of the turn a raise aborts (its afterTool hook, its reply) would race the abort."""
     from harness.differential import _first_suspending
 
-    # The stream a 400-example search draws, shared with test_differential_known's store test.
+    # The first 400 scenarios of the stream the searches above draw (a 1000-example search's:
+    # hypothesis draws a 400-example search's otherwise, with 2 raising waitFors in it, not 4),
+    # shared with test_differential_known's store test.
     raising = [s for s in generated_streams.every(ALL, 400) if s.get("host", {}).get("waitFor", {}).get("raise")]
     assert raising, "no raising waitFor generated in 400 scenarios"
     for scenario in raising:
