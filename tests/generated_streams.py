@@ -51,6 +51,7 @@ class _Stream:
 
 _STREAMS: dict[tuple[Features, int], _Stream] = {}
 _shared: list[Path] = []  # the run's folder for stream files, once share_in named it
+_read: dict[Path, tuple[int, int]] = {}  # (mtime, size) of each file as last read or written here
 
 
 def share_in(folder: Path) -> None:
@@ -71,8 +72,9 @@ def _known(key: tuple[Features, int]) -> _Stream:
     """What this process drew of the stream, or another worker's longer draw of it."""
     stream = _STREAMS.get(key, _Stream())
     path = _file(key)
-    if stream.complete or path is None or not path.exists():
-        return stream
+    if stream.complete or path is None or not path.exists() or _read.get(path) == _stamp(path):
+        return stream  # nothing, or nothing new since this process read or wrote it (parsing costs ~20 ms)
+    _read[path] = _stamp(path)
     saved = json.loads(path.read_text(encoding="utf-8"))
     if saved["complete"] or len(saved["drawn"]) > len(stream.drawn):
         _STREAMS[key] = stream = _Stream(saved["drawn"], saved["complete"])
@@ -87,10 +89,17 @@ def _keep(key: tuple[Features, int], stream: _Stream) -> _Stream:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump({"complete": stream.complete, "drawn": stream.drawn}, out, ensure_ascii=False)
         os.replace(temporary, path)
+        _read[path] = _stamp(path)
     return stream
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    status = path.stat()
+    return status.st_mtime_ns, status.st_size
+
+
 def _known_elsewhere(path: Path) -> tuple[bool, int]:
+    """How far the stream's file goes: (complete, scenarios drawn)."""
     if not path.exists():
         return False, 0
     saved = json.loads(path.read_text(encoding="utf-8"))
