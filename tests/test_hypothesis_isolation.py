@@ -91,4 +91,3 @@ def test_a_fresh_interpreter_and_a_warm_one_draw_the_same_stream() -> None:
     assert _stream_digest() == fresh.stdout.strip(), (
         "the generated stream changed after earlier draws (another feature set, judged scenarios, a consumer "
         "editing its scenarios): a cached strategy hands out state shared between draws")
-
