@@ -14,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import generated_streams
 import pytest
+from build_once import run_folder
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from harness.differential import (
@@ -43,8 +45,40 @@ def mutant(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
     return start_shim(resolve(None, MUTANT_CMD, None, None).argv)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _streams_shared_by_the_runs_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
+
+
 def _calls(scenario: dict[str, Any]) -> int:
     return sum(len(turn.get("toolCalls", [])) for turn in scenario["turns"])
+
+
+# The CLI tests come first: the search's worker processes are forked (cheap) only while this
+# process runs no other thread (differential_pool._context), and the shim sessions and fake
+# provider this module's other tests keep open run threads until the module ends; with them
+# open, each worker was spawned and imported hypothesis and the harness afresh (~0.5 s of CPU).
+def test_the_cli_writes_the_minimal_failing_scenario_as_a_fixture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One worker on one shim pair: what the CLI writes is the same whoever finds it (the pool's
+    # workers and pairs have their own tests: test_differential_pool.py, test_differential_ahead.py),
+    # and the default, one worker per core, had this test take another path on a one-core machine
+    # anyway. Two workers of two pairs: a second worker, 6 more shims, ~1 s more CPU.
+    status = main([f"--port-cmd={MUTANT_CMD}", "--against=reference", "--examples", "20", "--workers", "1", "--pairs", "1",
+                   "--out", str(tmp_path)])
+    assert status == 1, capsys.readouterr()
+    written = sorted(tmp_path.glob("*.json"))
+    assert len(written) == 1
+    scenario = load_scenario(written[0])  # schema, file name == id, known rule ids
+    assert _calls(scenario.data) <= 2
+    assert "minimal scenario written to" in capsys.readouterr().out
+
+
+def test_the_cli_reports_agreement_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--port=reference", "--against=reference", "--examples", "5", "--out", str(tmp_path)]) == 0
+    assert not list(tmp_path.iterdir())
+    assert "agree on 5 generated scenarios" in capsys.readouterr().out
 
 
 @pytest.mark.rule("absent.byte-identical")
@@ -62,7 +96,8 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
         as_scenario(scenario)  # raises on a schema violation
         return not scenario["relayFree"] and "host" in scenario
 
-    search = settings(max_examples=200, derandomize=True, database=None)
+    # Any such scenario proves the point: the first generated one, unshrunk (shrinking it cost ~2 s).
+    search = settings(max_examples=200, derandomize=True, database=None, phases=[Phase.generate])
     found = find(scenarios(Features(relay=True)), inprocess_relay, settings=search)
     relays = {tool["name"] for tool in found["toolkit"]["tools"] if tool.get("relay")}
     relay_calls = [c["id"] for turn in found["turns"] for c in turn.get("toolCalls", []) if c["name"] in relays]
@@ -70,9 +105,9 @@ def test_generated_relay_scenarios_are_valid_and_cover_inprocess_relay() -> None
 
 
 def _find(features: Features, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The first generated scenario that is ``wanted`` (unshrunk: shrinking costs seconds here)."""
-    search = settings(max_examples=1000, derandomize=True, database=None, phases=[Phase.generate])
-    found = find(scenarios(features), wanted, settings=search)
+    """The first generated scenario of 1000 that is ``wanted`` (unshrunk: shrinking costs
+    seconds here), read from the stream the tests before drew as far (generated_streams.py)."""
+    found = generated_streams.first(features, wanted, examples=1000)
     as_scenario(found)  # raises on a schema violation
     return found
 
@@ -126,24 +161,6 @@ def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
     assert _calls(found) <= 2 and len(found["turns"]) <= 3, f"not shrunk: {json.dumps(found)}"
     failures = differ(reference_shim, mutant, found, provider=shared_provider)
     assert any("tool_calls[0].function.arguments" in line for line in failures), failures
-
-
-def test_the_cli_writes_the_minimal_failing_scenario_as_a_fixture(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status = main([f"--port-cmd={MUTANT_CMD}", "--against=reference", "--examples", "20", "--out", str(tmp_path)])
-    assert status == 1, capsys.readouterr()
-    written = sorted(tmp_path.glob("*.json"))
-    assert len(written) == 1
-    scenario = load_scenario(written[0])  # schema, file name == id, known rule ids
-    assert _calls(scenario.data) <= 2
-    assert "minimal scenario written to" in capsys.readouterr().out
-
-
-def test_the_cli_reports_agreement_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--port=reference", "--against=reference", "--examples", "5", "--out", str(tmp_path)]) == 0
-    assert not list(tmp_path.iterdir())
-    assert "agree on 5 generated scenarios" in capsys.readouterr().out
 
 
 # --- provider-side variations (harness/differential_wire.py) ---------------------------------
@@ -269,19 +286,12 @@ def test_generated_undeclared_calls_get_unknown_tool(
 
 def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call() -> None:
     """Another call of the turn a raise aborts (its afterTool hook, its reply) would race the abort."""
-    from hypothesis.errors import NoSuchExample
-
     from harness.differential import _first_suspending
 
-    raising: list[dict[str, Any]] = []
-
-    def record(scenario: dict[str, Any]) -> bool:
-        if scenario.get("host", {}).get("waitFor", {}).get("raise"):
-            raising.append(scenario)
-        return False
-
-    with pytest.raises(NoSuchExample):
-        find(scenarios(ALL), record, settings=settings(max_examples=400, derandomize=True, database=None, phases=[Phase.generate]))
+    # The first 400 scenarios of the stream the searches above draw (a 1000-example search's:
+    # hypothesis draws a 400-example search's otherwise, with 2 raising waitFors in it, not 4),
+    # shared with test_differential_known's store test.
+    raising = [s for s in generated_streams.every(ALL, 400) if s.get("host", {}).get("waitFor", {}).get("raise")]
     assert raising, "no raising waitFor generated in 400 scenarios"
     for scenario in raising:
         tools = {t["name"]: t for t in scenario["toolkit"]["tools"]}

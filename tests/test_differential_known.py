@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import generated_streams
 import pytest
+from build_once import run_folder
 from hypothesis import Phase, find, settings
-from hypothesis.errors import NoSuchExample
 
 from harness.differential import Features, as_scenario, main, scenarios
 from harness.differential_draws import DELAY_MS
@@ -37,6 +38,11 @@ REPO = Path(__file__).resolve().parents[1]
 MUTANT_SHIM = REPO / "tests" / "mutants" / "mutant_shim.py"
 MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} run-result-snake"
 GOLDEN_KINDS = [("golden.observables", "golden"), ("absent.byte-identical", "golden")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _streams_shared_by_the_runs_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
+    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
 
 
 def _expectations(tmp_path: Path, kinds: list[tuple[str, str]]) -> Path:
@@ -155,8 +161,8 @@ ALL = Features(relay=True, resume=True, hooks=True, store=True)
 
 
 def _find(features: Features, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    found = find(scenarios(features), wanted, settings=settings(max_examples=1000, derandomize=True, database=None,
-                                                                phases=[Phase.generate]))
+    """The first generated scenario of 1000 that is ``wanted``, unshrunk (generated_streams.py)."""
+    found = generated_streams.first(features, wanted, examples=1000)
     as_scenario(found)  # raises on a schema violation
     return found
 
@@ -169,9 +175,16 @@ def test_store_draws_need_the_store_capability() -> None:
     def uses_store(s: dict[str, Any]) -> bool:
         return bool("storedHistory" in s or s.get("streamWithId") or s.get("host", {}).get("store"))
 
-    with pytest.raises(NoSuchExample):
-        find(scenarios(Features(relay=True, resume=True, hooks=True)), uses_store,
-             settings=settings(max_examples=1000, derandomize=True, database=None, phases=[Phase.generate]))
+    # 400 scenarios have the power of the 1000 this searched before: with the store allowed,
+    # 29% of the stream's first 1000 use it (an ask's stored history 19%, a stream's id 6.1%,
+    # a run's store 4.2%). A leak that let even the rarest of the three kinds through at its
+    # rate would go unseen in 400 scenarios with probability 0.958^400 = 3e-8; one ten times
+    # rarer than any store use (2.9%) with 0.971^400 = 7e-6. These are the first 400 of the
+    # 1000-example stream, the very 400 the raising-waitFor test of test_differential.py scans:
+    # a test run draws them once.
+    drawn = generated_streams.every(Features(relay=True, resume=True, hooks=True), 400)
+    assert len(drawn) == 400
+    assert not [s for s in drawn if uses_store(s)], "a scenario without the store capability uses the store"
     assert uses_store(_find(ALL, uses_store))
 
 
@@ -181,12 +194,13 @@ def test_generated_delays_histories_and_extras_are_cited_and_stay_deterministic(
     def delayed_call_in_first_turn(s: dict[str, Any]) -> bool:
         return any(c["name"] in _delayed(s) for c in s["turns"][0].get("toolCalls", []))
 
+    # The furthest in the stream first (the 374th): the other two are read from what it drew.
+    extra = _find(ALL, lambda s: s["styles"] == ["openai"] and s["entries"] == ["run"]
+                  and "extraResponseKeys" in s["turns"][0].get("extra", {}))
     delayed = _find(ALL, delayed_call_in_first_turn)
     assert "loop.results-in-call-order" in delayed["rules"]
     history = _find(ALL, lambda s: "storedHistory" in s and s["entries"] == ["ask"])
     assert {"store.ask-loads-history", "store.verbatim-round-trip"} <= set(history["rules"])
-    extra = _find(ALL, lambda s: s["styles"] == ["openai"] and s["entries"] == ["run"]
-                  and "extraResponseKeys" in s["turns"][0].get("extra", {}))
     assert "loop.assistant-extra-keys" in extra["rules"]
 
     judge = Judge(reference_shim, start_shim(resolve("reference", None, None, None).argv), shared_provider)
