@@ -1,18 +1,23 @@
-"""A conformance session's reference shims, forked from a warm zygote instead of booted cold.
+"""A conformance session's restarted reference shims, forked from a warm zygote instead of
+booted cold.
 
 The reference port (``reference``, ``reference-norelay``: ``{python} shims/reference/shim.py
-[--no-relay]``) starts a fresh shim for every variant that resumes in a restarted process,
-and spares ahead of those; a cold start pays the interpreter and its imports (~0.13 s of
-CPU), a fork of a process that has them loaded ~0.012 s. The zygote (differential_zygote.py
-on fork_server.py, as the differential uses it) is itself one cold start, so a session that
-starts a single shim pays what it paid, and every further shim, spare or restart, is nearly
-free: ``pytest --port=reference`` starts 13 shims (12 variants resume in a fresh process).
+[--no-relay]``) starts a fresh shim for every variant that resumes in a restarted process;
+a cold start pays the interpreter and its imports (~0.12 s of CPU), a fork of a process
+that has them loaded ~0.02 s. The zygote (differential_zygote.py on fork_server.py, as the
+differential uses it) costs one cold start, so it is launched only once a session wants a
+second process: a session that starts one shim pays what it paid (its first shim is started
+cold, ahead while pytest collects as before), and one that restarts pays one start more for
+all its restarts, ~1.2 s of CPU less for ``pytest --port=reference`` (12 variants resume in
+a fresh process).
 
-:class:`WarmShimSession` launches the zygote on first need (or ahead, while pytest
-collects), forks each process of the session from it (``ForkedChild``: a fresh process that
-has served nothing, on pipes of its own, with the session's environment and its own instance
-token) and stops it with the session. When the zygote does not come up or cannot be
-reached, the process is started cold, as any other port's: slower, never different.
+:class:`WarmShimSession` launches the zygote when the first restart is announced (it boots
+while the current shim works), forks each later process from it when it is asked for (no
+spare idles ahead: a fork is ready at once), each a fresh process that has served nothing,
+on pipes of its own, with the session's environment and its own instance token
+(``ForkedChild``), and stops it with the session. When the zygote does not come up or cannot
+be reached, processes are started cold and spawned ahead as for any other port: slower,
+never different.
 """
 
 from __future__ import annotations
@@ -47,17 +52,17 @@ class WarmShimSession(ShimSession):
         """The zygote process while it is launched (None before, after close, or cold)."""
         return self._zygote
 
-    def start_ahead(self) -> None:
-        """The first call will come soon: launch the zygote now, so it boots while pytest
-        collects; the first shim is forked when asked for."""
-        if self.handshake is None:
-            self._launch()
-
-    def _spawn(self) -> ShimChild:
-        return self._forked() or super()._spawn()
+    def _stock_spares(self, at_least: int = 0) -> None:
+        if self.starts == 0 or self._cold:
+            super()._stock_spares(at_least)  # the first process, or no zygote: cold, ahead
+        elif max(at_least, self._restarts_expected) > 0:
+            self._launch()  # boots while the current shim works; restarts fork from it
 
     def _take_spare(self) -> ShimChild | None:
-        return super()._take_spare() or self._forked()
+        spare = super()._take_spare()
+        if spare is not None or self.starts <= 1:  # (counted already) the first start is cold
+            return spare
+        return self._forked()
 
     def _forked(self) -> ForkedChild | None:
         socket_path = self._socket()
@@ -87,11 +92,13 @@ class WarmShimSession(ShimSession):
             return None
         if not self._ready:
             self._ready = fork_server.wait_ready(self._zygote, READY_TIMEOUT_S)
-            if not self._ready:  # wait_ready stopped it
+            if not self._ready:  # (wait_ready stopped it)
                 self._zygote = None
-                self._go_cold()
-                return None
-        if self._zygote.poll() is not None:
+        if self._zygote is not None and self._zygote.poll() is not None:
+            fork_server.stop(self._zygote, STOP_TIMEOUT_S)  # gone since (killed): reaped
+            self._zygote = None
+        if self._zygote is None:
+            self._go_cold()
             return None
         return os.path.join(self._folder, "zygote.sock")
 

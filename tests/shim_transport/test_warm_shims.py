@@ -1,6 +1,7 @@
-"""WarmShimSession: a reference port's session forks its shims (first start, spares and
-restarts) from one zygote and stops it with the session; when the zygote does not come up,
-or is gone mid-session, each start is cold and the session works the same."""
+"""WarmShimSession: a reference port's session starts its first shim cold (ahead, as any
+port's) and forks every later one (restarts) from one zygote, launched when a restart is
+announced and stopped with the session; when the zygote does not come up, or is gone
+mid-session, each start is cold (with spares ahead) and the session works the same."""
 
 from __future__ import annotations
 
@@ -39,30 +40,50 @@ def test_only_the_reference_shim_gets_a_warm_session() -> None:
     assert type(shim_session([REFERENCE[0], "tests/plugin/broken_shim.py", "null"])) is ShimSession
 
 
-def test_every_process_is_forked_from_one_zygote_and_a_lost_zygote_leaves_starts_cold() -> None:
+def test_the_first_shim_is_cold_and_every_restart_is_forked_from_one_zygote() -> None:
     session = WarmShimSession(REFERENCE)
     try:
         session.start_ahead()
-        zygote = session.zygote
-        assert zygote is not None and zygote.poll() is None, "start_ahead launches the zygote"
         assert session.ensure_alive().port == "reference"
         first = _child(session)
-        assert isinstance(first, ForkedChild), f"the first shim was started cold: {first!r}"
-        session.expect_restarts(1)
-        assert session.restart().port == "reference"
-        second = _child(session)
-        assert isinstance(second, ForkedChild) and second.pid != first.pid
-        assert session.zygote is zygote, "one zygote for the whole session"
+        assert not isinstance(first, ForkedChild), "the first shim is started cold"
+        assert session.zygote is None, "a session that starts one shim launches no zygote"
+        session.expect_restarts(2)
+        zygote = session.zygote
+        assert zygote is not None and zygote.poll() is None, "an announced restart launches the zygote"
+        assert session._spares == [], "no spare idles ahead: a fork is ready at once"
+        pids = [first.pid]
+        for _ in range(2):
+            assert session.restart().port == "reference"
+            child = _child(session)
+            assert isinstance(child, ForkedChild), f"a restart was started cold: {child!r}"
+            pids.append(child.pid)
+        assert len(set(pids)) == 3 and session.zygote is zygote, "one zygote, a fresh process per start"
+        assert session.restarts == 2
+    finally:
+        session.close()
+    assert zygote.poll() is not None, "the zygote is stopped with the session"
+    assert all(_gone(pid) for pid in pids), "every shim is ended and reaped (by the session or the zygote)"
 
-        os.kill(zygote.pid, signal.SIGKILL)  # the zygote's forks go with it
+
+def test_a_zygote_gone_mid_session_leaves_the_next_starts_cold_with_spares_ahead() -> None:
+    session = WarmShimSession(REFERENCE)
+    try:
+        session.ensure_alive()
+        session.expect_restarts(3)
+        session.restart()
+        zygote = session.zygote
+        assert zygote is not None and isinstance(_child(session), ForkedChild)
+        os.kill(zygote.pid, signal.SIGKILL)  # its forks go with it
         zygote.wait()
         assert session.restart().port == "reference"
         assert not isinstance(_child(session), ForkedChild), "a start without its zygote is cold"
-        cold_pid = _child(session).pid
+        assert session.zygote is None
+        assert len(session._spares) == 1, "cold again, the last announced restart gets its spare ahead"
+        assert session.restart().port == "reference"
+        assert not isinstance(_child(session), ForkedChild)
     finally:
         session.close()
-    assert session.zygote is None
-    assert _gone(cold_pid) and _gone(first.pid), "a closed shim is reaped (by the zygote or the session)"
 
 
 def test_a_zygote_that_never_comes_up_leaves_every_start_cold(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -70,9 +91,9 @@ def test_a_zygote_that_never_comes_up_leaves_every_start_cold(monkeypatch: pytes
     session = WarmShimSession(REFERENCE)
     try:
         assert session.ensure_alive().port == "reference"
-        assert not isinstance(_child(session), ForkedChild)
-        assert session.zygote is None, "a zygote that did not come up is stopped"
+        session.expect_restarts(1)
         assert session.restart().port == "reference"
         assert not isinstance(_child(session), ForkedChild)
+        assert session.zygote is None, "a zygote that did not come up is stopped"
     finally:
         session.close()
