@@ -40,7 +40,8 @@ def test_only_the_reference_shim_gets_a_warm_session() -> None:
     assert type(shim_session([REFERENCE[0], "tests/plugin/broken_shim.py", "null"])) is ShimSession
 
 
-def test_the_first_shim_is_cold_and_every_restart_is_forked_from_one_zygote() -> None:
+def test_restarts_fork_from_one_zygote_and_a_zygote_gone_leaves_the_next_starts_cold() -> None:
+    # One session for both (each costs a cold start and a zygote's).
     session = WarmShimSession(REFERENCE)
     try:
         session.start_ahead()
@@ -48,7 +49,7 @@ def test_the_first_shim_is_cold_and_every_restart_is_forked_from_one_zygote() ->
         first = _child(session)
         assert not isinstance(first, ForkedChild), "the first shim is started cold"
         assert session.zygote is None, "a session that starts one shim launches no zygote"
-        session.expect_restarts(2)
+        session.expect_restarts(4)
         zygote = session.zygote
         assert zygote is not None and zygote.poll() is None, "an announced restart launches the zygote"
         assert session._spares == [], "no spare idles ahead: a fork is ready at once"
@@ -60,20 +61,7 @@ def test_the_first_shim_is_cold_and_every_restart_is_forked_from_one_zygote() ->
             pids.append(child.pid)
         assert len(set(pids)) == 3 and session.zygote is zygote, "one zygote, a fresh process per start"
         assert session.restarts == 2
-    finally:
-        session.close()
-    assert zygote.poll() is not None, "the zygote is stopped with the session"
-    assert all(_gone(pid) for pid in pids), "every shim is ended and reaped (by the session or the zygote)"
 
-
-def test_a_zygote_gone_mid_session_leaves_the_next_starts_cold_with_spares_ahead() -> None:
-    session = WarmShimSession(REFERENCE)
-    try:
-        session.ensure_alive()
-        session.expect_restarts(3)
-        session.restart()
-        zygote = session.zygote
-        assert zygote is not None and isinstance(_child(session), ForkedChild)
         os.kill(zygote.pid, signal.SIGKILL)  # its forks go with it
         zygote.wait()
         assert session.restart().port == "reference"
@@ -82,8 +70,11 @@ def test_a_zygote_gone_mid_session_leaves_the_next_starts_cold_with_spares_ahead
         assert len(session._spares) == 1, "cold again, the last announced restart gets its spare ahead"
         assert session.restart().port == "reference"
         assert not isinstance(_child(session), ForkedChild)
+        pids.append(_child(session).pid)
     finally:
         session.close()
+    assert zygote.poll() is not None, "the zygote is stopped"
+    assert all(_gone(pid) for pid in pids[:2] + pids[3:]), "every shim is ended and reaped (by the session or the zygote)"
 
 
 def test_a_zygote_that_never_comes_up_leaves_every_start_cold(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
