@@ -115,8 +115,7 @@ class ConformanceSession:
         return self._shim
 
     def start_shim_ahead(self) -> None:
-        """Start the shim's process (or its zygote) before the first variant asks for it
-        (ShimSession.start_ahead, WarmShimSession.start_ahead)."""
+        """Spawn the shim's process before the first variant asks for it (see ShimSession.start_ahead)."""
         self.shim().start_ahead()
 
     def handshake(self) -> Handshake:
