@@ -28,6 +28,7 @@ import pytest
 from .expectations import Expectations, ExpectationsError, load
 from .ports import PortError, ResolvedPort, load_registry, resolve
 from .shim_session import Handshake, ShimSession
+from .warm_shims import shim_session
 
 CROSS_KEY = pytest.StashKey["CrossResume"]()
 REQUIRED_CAPABILITY = "resume"
@@ -105,13 +106,13 @@ class CrossResume:
         """The reference's shim, for the oracle run (``cross_oracle``), started on first use."""
         if self._reference is None:
             port = resolve(ORACLE_PORT, None, None, None, build=False)
-            self._reference = ShimSession(port.argv, validator=self.validator)
+            self._reference = shim_session(port.argv, validator=self.validator)
         return self._reference
 
     def shim(self) -> ShimSession:
         if self._shim is None:
             env = {**os.environ, **self.resuming.env} if self.resuming.env else None
-            self._shim = ShimSession(self.resuming.argv, env=env, validator=self.validator)
+            self._shim = shim_session(self.resuming.argv, env=env, validator=self.validator)
         return self._shim
 
     def handshake(self) -> Handshake:

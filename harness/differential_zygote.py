@@ -7,7 +7,8 @@ reference_py) against ~4 ms for serving a scenario: at ~3 restarts per 100 scena
 boots cost a quarter of a search's CPU. This program imports the shim script ``SHIM`` once,
 does its warm-up, then serves as a fork server (``fork_server.py``) on the Unix socket
 ``SOCKET``: each child becomes the shim, exactly as ``python SHIM [--no-relay]`` would run
-(its ``main()``), a fresh process that has served nothing before.
+(its ``main()``), a fresh process that has served nothing before. A conformance session's
+restarts of the reference shim are forked from it too (warm_shims.py).
 """
 
 from __future__ import annotations

@@ -61,19 +61,32 @@ def start(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | Path
           ready_timeout_s: float = 60.0) -> subprocess.Popen[bytes] | None:
     """Start a fork server (``argv``) and wait until it serves; None when it does not come up
     (it is stopped then): the caller starts its shims cold, slower but never wrong."""
+    server = launch(argv, env=env, cwd=cwd)
+    return server if server is not None and wait_ready(server, ready_timeout_s) else None
+
+
+def launch(argv: list[str], *, env: dict[str, str] | None = None,
+           cwd: str | Path | None = None) -> subprocess.Popen[bytes] | None:
+    """Start a fork server without waiting for it (it boots while the caller works on);
+    None when it cannot be started at all. :func:`wait_ready` before its first client."""
     try:
         # A session of its own, as every shim the harness spawns: a terminal's Ctrl-C goes to
         # the harness, which ends its runs in hand, not to the children in the middle of them.
-        server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  env=env, cwd=cwd, start_new_session=True)
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env, cwd=cwd, start_new_session=True)
     except OSError:
         return None
+
+
+def wait_ready(server: subprocess.Popen[bytes], timeout_s: float) -> bool:
+    """Whether the launched ``server`` serves, waiting up to ``timeout_s`` for its ready line;
+    one that does not is stopped."""
     assert server.stdout is not None
-    readable, _, _ = select.select([server.stdout], [], [], ready_timeout_s)
+    readable, _, _ = select.select([server.stdout], [], [], timeout_s)
     if readable and server.stdout.readline() == READY_LINE:
-        return server
+        return True
     stop(server)
-    return None
+    return False
 
 
 def stop(server: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:

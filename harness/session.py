@@ -27,6 +27,7 @@ from .rules import Check, load_all
 from .run_completeness import RunCoverage
 from .runner import RunRecord
 from .shim_session import Handshake, ShimSession
+from .warm_shims import shim_session
 
 # Rules every variant is checked against, whether or not its scenario cites them.
 IMPLICIT_RULES = ("golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events")
@@ -110,7 +111,7 @@ class ConformanceSession:
                 from .shim_validation import validate_message
 
                 validator = validate_message
-            self._shim = ShimSession(self.port.argv, env=self._env(), validator=validator)
+            self._shim = shim_session(self.port.argv, env=self._env(), validator=validator)
         return self._shim
 
     def start_shim_ahead(self) -> None:

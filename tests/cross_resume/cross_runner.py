@@ -1,13 +1,10 @@
-"""Running ``pytest --port=A --resume-port=B`` as a user would: in this process through
-pytester (the plugin is what is under test, not the interpreter's start), or in a subprocess
-where the thing under test needs one (xdist's ``-n``, refused in a cross run)."""
+"""Running ``pytest --port=A --resume-port=B`` as a user would, in this process through
+pytester (the plugin is what is under test, not the interpreter's start)."""
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,32 +25,23 @@ class Run:
 # The inner run is the plugin itself: no xdist, no cache, no hypothesis, and no
 # pytest-timeout (its SIGALRM would replace, then cancel, the outer test's own), so the
 # repository's `timeout` ini key is left without its plugin.
-INNER = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:timeout", "-p", "no:hypothesispytest",
-         "-W", "ignore::pytest.PytestConfigWarning"]
+KEEPING_XDIST = ["-p", "no:cacheprovider", "-p", "no:timeout", "-p", "no:hypothesispytest",
+                 "-W", "ignore::pytest.PytestConfigWarning"]
+INNER = ["-p", "no:xdist", *KEEPING_XDIST]
 
 
 class InProcess:
-    """``run_pytest`` from the repository root, in this process: the same ``Run`` back."""
+    """``pytest ARGS`` from the repository root, in this process: its exit code and output."""
 
     def __init__(self, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
         self._pytester = pytester
         monkeypatch.chdir(REPO)
 
-    def __call__(self, *args: str) -> Run:
-        result = self._pytester.runpytest_inprocess(*INNER, *args)
+    def __call__(self, *args: str, keep_xdist: bool = False) -> Run:
+        """``keep_xdist``: xdist stays loaded, for a run whose -n is what is under test (one
+        that must never reach its session start: xdist would start workers there)."""
+        result = self._pytester.runpytest_inprocess(*(KEEPING_XDIST if keep_xdist else INNER), *args)
         return Run(int(result.ret), result.stdout.str() + result.stderr.str())
-
-
-def run_pytest(*args: str, timeout: float = 300) -> Run:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=REPO,
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    return Run(done.returncode, done.stdout + done.stderr)
 
 
 def scenario(name: str) -> str:

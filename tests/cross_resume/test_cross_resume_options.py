@@ -4,7 +4,7 @@ run that quietly checks something else; and the refusal reason for a port withou
 from __future__ import annotations
 
 import pytest
-from cross_runner import InProcess, run_pytest, scenario
+from cross_runner import InProcess, scenario
 
 from harness.cross_resume import refusal
 from harness.shim_session import Handshake
@@ -37,11 +37,11 @@ def test_misuse_is_one_usage_error(args: tuple[str, ...], message: str, run_inpr
     assert "Traceback" not in run.output
 
 
-@pytest.mark.timeout(300)  # a pytest start under load
-def test_xdist_in_a_cross_run_is_one_usage_error() -> None:
-    # In a subprocess: xdist's own -n option is what is refused, and the in-process runs
-    # leave xdist out.
-    run = run_pytest(scenario("relay-single-durable"), "--port=reference", "--resume-port=reference", "-n", "2")
+def test_xdist_in_a_cross_run_is_one_usage_error(run_inprocess: InProcess) -> None:
+    # xdist's own -n option is what is refused, in pytest_configure: before xdist's session
+    # start would start a worker.
+    run = run_inprocess(scenario("relay-single-durable"), "--port=reference", "--resume-port=reference", "-n", "2",
+                        keep_xdist=True)
     assert run.code == 4, run.output[-2000:]
     assert "drop -n/--dist (xdist)" in run.output
     assert "Traceback" not in run.output
