@@ -82,7 +82,7 @@ def main() -> int:
     # The smoke run of the own-suite step keeps xdist with one worker: each worker is an
     # interpreter collecting the suite's conftest (~1.1 s of CPU), and the step's figures are
     # not read.
-    own = [python, str(HERE / "own_suite.py")] + (["--top", "3", "--workers", "1", "tests/test_flake_rate.py"] if args.quick else [])
+    own = [python, str(HERE / "own_suite.py")] + (["--top", "3", "--workers", "0", "tests/test_flake_rate.py"] if args.quick else [])
     steps.append(run(Step("own test command", own)))
     print("\n=== summary (wall and CPU of each step's whole process tree, load when it started)")
     for step in steps:

@@ -56,7 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gates", action="store_true", help="time the gate command instead")
     parser.add_argument("--top", type=int, default=25, help="how many of the slowest tests to list")
-    parser.add_argument("--workers", default="auto", help="xdist's -n (default auto, as the command; a smoke run may take 1)")
+    parser.add_argument("--workers", default="auto", help="xdist's -n (default auto, as the command; a smoke run may take 0: no worker processes)")
     parser.add_argument("paths", nargs="*", help="run only these test paths (a smoke run)")
     args = parser.parse_args()
     command = GATE_COMMAND if args.gates else TEST_COMMAND

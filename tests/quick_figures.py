@@ -2,7 +2,7 @@
 one of its steps (``build_once``: whichever xdist worker asks first runs it, the others read
 its output). Its steps are smoke runs of the benchmark scripts: ``suite_floor.py --only
 susp-waitfor-raises --calls 5``, ``differential_throughput.py --examples 4`` and
-``own_suite.py --top 3 --workers 1 tests/test_flake_rate.py``; a test that only needs one of
+``own_suite.py --top 3 --workers 0 tests/test_flake_rate.py`` (no xdist worker: the script and its output are what is checked); a test that only needs one of
 them to run reads it here instead of starting the script again. The fixture itself is
 ``all_figures_quick`` in tests/conftest.py.
 """
