@@ -17,7 +17,7 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +40,7 @@ Runner = Callable[[list[str], float], tuple[int, str]]
 
 
 def scenario_of(text: str) -> str:
-    """The scenario id a report's gap text starts with ("scenario[variant]: ...")."""
+    """The scenario id a variant id or a report's gap text starts with ("scenario[variant]: ...")."""
     return re.split(r"[\[\s:]", text, maxsplit=1)[0]
 
 
@@ -52,23 +52,35 @@ class KillRun:
     seconds: float
     report: dict[str, object] | None
 
-    def fired(self) -> dict[str, dict[str, set[str]]]:
-        """rule -> scenario id -> failure reasons, from the JSON report's failures."""
-        found: dict[str, dict[str, set[str]]] = {}
+    def failures(self) -> Iterator[tuple[str, str, str]]:
+        """(rule, variant id, reason) of each failure of the JSON report ("*": the variant as a whole)."""
         failures = (self.report or {}).get("failures") or {}
         assert isinstance(failures, dict)
         for key, entry in failures.items():
             variant, _, rule = key.partition("::")
-            scenario = variant.split("[", 1)[0]
             for one in rule.split(",") if rule else ["*"]:
-                found.setdefault(one, {}).setdefault(scenario, set()).add(str(entry["reason"]))
+                yield one, variant, str(entry["reason"])
+
+    def gap_texts(self) -> Iterator[tuple[str, str]]:
+        """(advisory rule, text) of each spec gap of the JSON report."""
+        gaps = (self.report or {}).get("gaps") or {}
+        assert isinstance(gaps, dict)
+        for rule, texts in gaps.items():
+            yield from ((rule, str(text)) for text in texts)
+
+    def fired(self) -> dict[str, dict[str, set[str]]]:
+        """rule -> scenario id -> failure reasons, from the JSON report's failures."""
+        found: dict[str, dict[str, set[str]]] = {}
+        for rule, variant, reason in self.failures():
+            found.setdefault(rule, {}).setdefault(scenario_of(variant), set()).add(reason)
         return found
 
     def gapped(self) -> dict[str, set[str]]:
         """advisory rule -> scenario ids where its check reported a spec gap."""
-        gaps = (self.report or {}).get("gaps") or {}
-        assert isinstance(gaps, dict)
-        return {rule: {scenario_of(str(text)) for text in texts} for rule, texts in gaps.items()}
+        found: dict[str, set[str]] = {}
+        for rule, text in self.gap_texts():
+            found.setdefault(rule, set()).add(scenario_of(text))
+        return found
 
 
 @dataclass

@@ -42,6 +42,7 @@ SHOWN_AS = {"trusted": "trusted", "untrusted": "any", "gap": "gap"}
 # A variant id at the start of a gap's text: "scenario[style-entry]: ...".
 VARIANT_AT_START = re.compile(r"^([^\s\[\]:]+\[[^\]\s]+\])")
 Shown = dict[tuple[str, str], dict[str, set[str]]]  # (kind, rule) -> scenario id -> variant ids
+ALL = "*"  # in a Shown set: every variant of the scenario
 
 
 @dataclass(frozen=True)
@@ -131,25 +132,13 @@ def showing_variants(run: KillRun) -> Shown:
     reason), as ``any`` (any reason) and as a ``gap``. A gap whose text names no variant
     counts for every variant of its scenario (``ALL``), so no choice can miss it."""
     shown: Shown = {}
-    failures = (run.report or {}).get("failures") or {}
-    assert isinstance(failures, dict)
-    for key, entry in failures.items():
-        variant, _, rule = key.partition("::")
-        scenario = variant.split("[", 1)[0]
-        for one in rule.split(",") if rule else ["*"]:
-            kinds = ("any", "trusted") if str(entry["reason"]) not in UNTRUSTED_REASONS else ("any",)
-            for kind in kinds:
-                shown.setdefault((kind, one), {}).setdefault(scenario, set()).add(variant)
-    gaps = (run.report or {}).get("gaps") or {}
-    assert isinstance(gaps, dict)
-    for rule, texts in gaps.items():
-        for text in texts:
-            found = VARIANT_AT_START.match(str(text))
-            shown.setdefault(("gap", rule), {}).setdefault(scenario_of(str(text)), set()).add(found.group(1) if found else ALL)
+    for rule, variant, reason in run.failures():
+        for kind in ("any", "trusted") if reason not in UNTRUSTED_REASONS else ("any",):
+            shown.setdefault((kind, rule), {}).setdefault(scenario_of(variant), set()).add(variant)
+    for rule, text in run.gap_texts():
+        found = VARIANT_AT_START.match(text)
+        shown.setdefault(("gap", rule), {}).setdefault(scenario_of(text), set()).add(found.group(1) if found else ALL)
     return shown
-
-
-ALL = "*"  # in a Shown set: every variant of the scenario
 
 
 def choose_variants(scope: list[str], fired: Fired, shown: Shown, variants_of: dict[str, list[str]]) -> dict[str, list[str]]:
