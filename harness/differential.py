@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from .compare import compare_variant
+from .differential_backend import BACKEND
 from .differential_draws import judged_rules, with_delays, with_store
 from .differential_forked import session_for
 from .differential_wire import (
@@ -370,7 +371,8 @@ def _shim(port: Endpoint, stack: ExitStack) -> ShimSession:
 
 
 def search_settings(examples: int) -> settings:
-    return settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+    """Every search's settings: derandomized, on the generate-only backend (differential_backend.py)."""
+    return settings(max_examples=examples, deadline=None, derandomize=True, database=None, backend=BACKEND,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 

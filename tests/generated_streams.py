@@ -8,9 +8,9 @@ condition), the stream hypothesis draws depends on the strategy and the settings
 the condition answers "no"; the condition only decides where the stream stops (measured: the
 first 150 scenarios of a search stopped at its 150th equal the first 150 of the whole 1000).
 So a test that searches a stream another test has already drawn further reads the answer
-instead of drawing (~4.5 ms of CPU a scenario) up to it again. ``examples`` is part of the
-key, as hypothesis's draws depend on it (its early examples are capped at examples // 10 in
-size). Scenarios are copied in and out: what one test does to its scenario reaches no other.
+instead of drawing (~3.5 ms of CPU a scenario) up to it again. ``examples`` is part of the
+key, as the settings are (on hypothesis's default backend the early examples' size depends
+on it). Scenarios are copied in and out: what one test does to its scenario reaches no other.
 
 The xdist workers of one test run share what they drew through files in the run's folder
 (``share_in``): a worker that needs a stream another worker drew as far reads it. Writes are
@@ -32,15 +32,16 @@ from typing import Any
 from hypothesis import Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from harness.differential import Features, scenarios
+from harness.differential import Features, scenarios, search_settings
 from harness.json_copy import copy_json
 
 Scenario = dict[str, Any]
 
 
 def generate_only(examples: int) -> settings:
-    """A derandomized search of ``examples`` generated scenarios, unshrunk."""
-    return settings(max_examples=examples, derandomize=True, database=None, phases=[Phase.generate])
+    """A derandomized search of ``examples`` generated scenarios, unshrunk: the search's own
+    settings (its backend included), so a test reads the stream a search draws."""
+    return settings(search_settings(examples), phases=[Phase.generate])
 
 
 @dataclass

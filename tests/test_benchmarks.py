@@ -108,3 +108,14 @@ def test_a_quick_run_step_that_failed_or_never_ran_is_told_apart() -> None:
     assert not run.step("own test command").ok
     with pytest.raises(AssertionError, match="ran no step 'differential throughput'"):
         run.step("differential throughput")
+
+
+def test_generator_mix_compares_both_backends() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/generator_mix.py", "--examples", "20"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stdout.splitlines() if " distinct, " in line]
+    assert [line.split()[0] for line in lines] == ["hypothesis", "toolnexus-generate-only"], done.stdout
+    assert all("ms CPU each" in line and "restart " in line and "tool calls " in line for line in lines), done.stdout

@@ -22,11 +22,14 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from harness.differential import (
     Features,
     as_scenario,
+    canonical,
     differ,
     main,
     minimal_difference,
     scenarios,
+    search_settings,
 )
+from harness.differential_backend import BACKEND
 from harness.differential_wire import UNDECLARED_NAME
 from harness.fake_provider import FakeProvider, Session
 from harness.ports import resolve
@@ -288,9 +291,8 @@ def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call
     """Another call of the turn a raise aborts (its afterTool hook, its reply) would race the abort."""
     from harness.differential import _first_suspending
 
-    # The first 400 scenarios of the stream the searches above draw (a 1000-example search's:
-    # hypothesis draws a 400-example search's otherwise, with 2 raising waitFors in it, not 4),
-    # shared with test_differential_known's store test.
+    # The first 400 scenarios of the stream the searches above draw (a 1000-example search's;
+    # 17 raising waitFors in them), shared with test_differential_known's store test.
     raising = [s for s in generated_streams.every(ALL, 400) if s.get("host", {}).get("waitFor", {}).get("raise")]
     assert raising, "no raising waitFor generated in 400 scenarios"
     for scenario in raising:
@@ -299,3 +301,12 @@ def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call
         assert first is not None and len(scenario["turns"][first[0]]["toolCalls"]) == 1, \
             f"a raise where the halting turn has other calls: {json.dumps(scenario)}"
         assert "loop.results-in-call-order" not in scenario["rules"], "a raise races a delayed tool"
+
+
+def test_the_search_stream_repeats_no_scenario() -> None:
+    """The generate-only backend (differential_backend.py) draws each example afresh: no
+    budget is spent on a scenario tried before. Hypothesis's default backend repeats ~6% (its
+    mutations re-create scenarios; benchmarks/generator_mix.py)."""
+    assert search_settings(10).backend == BACKEND != "hypothesis"
+    drawn = generated_streams.every(ALL, 400)  # the raising-waitFor test's 400: drawn once
+    assert len({canonical(s) for s in drawn}) == len(drawn) == 400

@@ -15,6 +15,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from random import Random
 from typing import Any
 
 import generated_streams
@@ -31,6 +32,9 @@ from harness.shim_session import ShimSession
 
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 EXAMPLES = 40
+# The stream searched by the first test: its first difference comes third, after runs a pair
+# could have in flight (the derandomized stream's comes second).
+SEED = 7
 
 
 def _mutant(start_shim: Callable[[list[str]], ShimSession], name: str) -> ShimSession:
@@ -48,10 +52,10 @@ def references(start_shim: Callable[[list[str]], ShimSession], reference_shim: S
 
 
 def _ahead(expected: list[ShimSession], actual: list[ShimSession], provider: FakeProvider,
-           stop: Callable[[], bool] = lambda: False) -> tuple[AheadSearch, PairRunner]:
+           stop: Callable[[], bool] = lambda: False, seed: int | None = None) -> tuple[AheadSearch, PairRunner]:
     runner = PairRunner(Shims(expected), Shims(actual), provider, len(expected))
     features = Features.shared_by(expected[0], actual[0])
-    search = AheadSearch(runner, scenarios(features), search_settings(EXAMPLES), lambda: None,
+    search = AheadSearch(runner, scenarios(features), search_settings(EXAMPLES), lambda: None if seed is None else Random(seed),
                          depth=2 * len(expected), stop=stop)
     return search, runner
 
@@ -68,10 +72,10 @@ def test_running_ahead_reports_the_one_at_a_time_searchs_scenario(
         return seen[-1]
 
     features = Features.shared_by(references[0], reversed_results[0])
-    alone = find(scenarios(features), differs, settings=search_settings(EXAMPLES))
+    alone = find(scenarios(features), differs, settings=search_settings(EXAMPLES), random=Random(SEED))
     assert seen.index(True) >= 2, "the first difference must come after runs a pair could have in flight"
     for pairs in (1, 2):
-        search, runner = _ahead(references[:pairs], reversed_results[:pairs], shared_provider)
+        search, runner = _ahead(references[:pairs], reversed_results[:pairs], shared_provider, seed=SEED)
         try:
             outcome = search.run()
         finally:

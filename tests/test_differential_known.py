@@ -176,10 +176,10 @@ def test_store_draws_need_the_store_capability() -> None:
         return bool("storedHistory" in s or s.get("streamWithId") or s.get("host", {}).get("store"))
 
     # 400 scenarios have the power of the 1000 this searched before: with the store allowed,
-    # 29% of the stream's first 1000 use it (an ask's stored history 19%, a stream's id 6.1%,
-    # a run's store 4.2%). A leak that let even the rarest of the three kinds through at its
-    # rate would go unseen in 400 scenarios with probability 0.958^400 = 3e-8; one ten times
-    # rarer than any store use (2.9%) with 0.971^400 = 7e-6. These are the first 400 of the
+    # 45% of the stream's first 1000 use it (an ask's stored history 21%, a stream's id 13%,
+    # a run's store 11%). A leak that let even the rarest of the three kinds through at its
+    # rate would go unseen in 400 scenarios with probability 0.893^400 = 2e-20; one ten times
+    # rarer than any store use (4.5%) with 0.955^400 = 1e-8. These are the first 400 of the
     # 1000-example stream, the very 400 the raising-waitFor test of test_differential.py scans:
     # a test run draws them once.
     drawn = generated_streams.every(Features(relay=True, resume=True, hooks=True), 400)
@@ -194,7 +194,7 @@ def test_generated_delays_histories_and_extras_are_cited_and_stay_deterministic(
     def delayed_call_in_first_turn(s: dict[str, Any]) -> bool:
         return any(c["name"] in _delayed(s) for c in s["turns"][0].get("toolCalls", []))
 
-    # The furthest in the stream first (the 374th): the other two are read from what it drew.
+    # The furthest in the stream first (the 14th): the other two are read from what it drew.
     extra = _find(ALL, lambda s: s["styles"] == ["openai"] and s["entries"] == ["run"]
                   and "extraResponseKeys" in s["turns"][0].get("extra", {}))
     delayed = _find(ALL, delayed_call_in_first_turn)
