@@ -11,8 +11,10 @@ Runs, one after the other so they do not load each other:
 3. ``differential_throughput.py`` — generated scenarios per second on 1 and 2 workers;
 4. ``own_suite.py`` — our own test command's wall and CPU time.
 
-Each step's own output is printed under a heading, then one table of wall times and the
-load each was measured under. ``--quick`` narrows every step to a smoke run.
+Each step's own output is printed under a heading, then one table of wall times, the load
+each was measured under and the machine's speed just before it (``machine_speed.py``: the CPU
+time of a fixed pure-Python workload; on a shared machine it moves by a third from one minute
+to the next). ``--quick`` narrows every step to a smoke run.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from machine_speed import probe  # noqa: E402
 
 
 @dataclass
@@ -37,6 +42,7 @@ class Step:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     load: str = ""
+    probe_ms: float = 0.0
     code: int = 0
 
 
@@ -47,6 +53,7 @@ def _load() -> str:
 def run(step: Step) -> Step:
     print(f"\n=== {step.name}: {' '.join(step.argv)}", flush=True)
     step.load = _load()
+    step.probe_ms = probe()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     step.code = subprocess.run(step.argv, cwd=ROOT, check=False).returncode
@@ -84,10 +91,11 @@ def main() -> int:
     # not read.
     own = [python, str(HERE / "own_suite.py")] + (["--top", "3", "--workers", "0", "tests/test_flake_rate.py"] if args.quick else [])
     steps.append(run(Step("own test command", own)))
-    print("\n=== summary (wall and CPU of each step's whole process tree, load when it started)")
+    print("\n=== summary (wall and CPU of each step's whole process tree; the speed probe and load when it started)")
     for step in steps:
         status = "ok" if step.code == 0 else f"exit {step.code}"
-        print(f"{step.name:<36} wall {step.wall_s:7.1f} s  CPU {step.cpu_s:7.1f} s  load {step.load}  {status}")
+        print(f"{step.name:<36} wall {step.wall_s:7.1f} s  CPU {step.cpu_s:7.1f} s  probe {step.probe_ms:4.0f} ms  "
+              f"load {step.load}  {status}")
     return max((step.code for step in steps), default=0)
 
 

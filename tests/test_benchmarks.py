@@ -69,6 +69,15 @@ def test_all_figures_runs_every_step_and_sums_them_up(all_figures_quick: QuickRu
     assert all_figures_quick.code == 0, all_figures_quick.output[-3000:]
     for step in ("reference suite against its floor", "differential throughput", "own test command"):
         assert all_figures_quick.step(step).ok, all_figures_quick.output[-3000:]
+    summary = all_figures_quick.output.split("=== summary", 1)[-1]
+    assert summary.count(" ms  load ") == 3 and " probe " in summary, summary
+
+
+def test_machine_speed_prints_the_probe() -> None:
+    done = subprocess.run([sys.executable, "benchmarks/machine_speed.py", "--rounds", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("speed probe: median ") and "ms of CPU" in done.stdout, done.stdout
 
 
 def test_http_client_cost_measures_both_clients() -> None:
