@@ -40,19 +40,29 @@ def reference_shim(argv: list[str]) -> str | None:
     return argv[1]
 
 
+def zygote_command(argv: list[str], folder: str) -> tuple[list[str], str] | None:
+    """The command of a zygote for the reference shim ``argv``, serving a socket in ``folder``,
+    and that socket's path; None when ``argv`` is not the reference shim."""
+    shim = reference_shim(argv)
+    if shim is None:
+        return None
+    socket_path = os.path.join(folder, "zygote.sock")
+    return [argv[0], str(ZYGOTE), socket_path, shim, *argv[2:]], socket_path
+
+
 def warm_port(port: ResolvedPort, stack: ExitStack) -> ResolvedPort:
     """``port`` with its shims forked from a zygote that ``stack`` stops, when it is the
     reference shim and the zygote comes up; otherwise ``port`` itself (cold starts: a zygote
     that cannot start changes the speed only, and a shim that cannot start either is
     reported by its own start, as always)."""
-    shim = reference_shim(port.argv)
-    if shim is None:
+    if reference_shim(port.argv) is None:
         return port
     folder = tempfile.mkdtemp(prefix="tn-differential-")
     stack.callback(shutil.rmtree, folder, ignore_errors=True)
-    socket_path = os.path.join(folder, "zygote.sock")
-    zygote = fork_server.start([port.argv[0], str(ZYGOTE), socket_path, shim, *port.argv[2:]],
-                               env={**os.environ, **port.env}, ready_timeout_s=READY_TIMEOUT_S)
+    command = zygote_command(port.argv, folder)
+    assert command is not None  # the reference shim, checked above
+    argv, socket_path = command
+    zygote = fork_server.start(argv, env={**os.environ, **port.env}, ready_timeout_s=READY_TIMEOUT_S)
     if zygote is None:
         return port
     stack.callback(fork_server.stop, zygote, STOP_TIMEOUT_S)

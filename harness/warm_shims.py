@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 
 from . import fork_server
 from .differential_forked import ForkedChild
-from .differential_warm import READY_TIMEOUT_S, STOP_TIMEOUT_S, ZYGOTE, reference_shim
+from .differential_warm import READY_TIMEOUT_S, STOP_TIMEOUT_S, reference_shim, zygote_command
 from .shim_child import ShimChild
 from .shim_process import Validator
 from .shim_session import ShimSession
@@ -44,6 +44,7 @@ class WarmShimSession(ShimSession):
         super().__init__(argv, env=env, validator=validator)
         self._zygote: subprocess.Popen[bytes] | None = None
         self._folder: str | None = None
+        self._socket_path = ""  # the zygote's, once launched
         self._ready = False
         self._cold = False  # the zygote did not come up: every start is cold from then on
 
@@ -76,12 +77,11 @@ class WarmShimSession(ShimSession):
     def _launch(self) -> None:
         if self._zygote is not None or self._cold:
             return
-        shim = reference_shim(self.argv)
-        assert shim is not None, "a warm session runs the reference shim"
         self._folder = tempfile.mkdtemp(prefix="tn-shims-")
-        env = {**(os.environ if self.env is None else self.env)}
-        argv = [self.argv[0], str(ZYGOTE), os.path.join(self._folder, "zygote.sock"), shim, *self.argv[2:]]
-        self._zygote = fork_server.launch(argv, env=env)
+        command = zygote_command(list(self.argv), self._folder)
+        assert command is not None, "a warm session runs the reference shim"
+        argv, self._socket_path = command
+        self._zygote = fork_server.launch(argv, env={**(os.environ if self.env is None else self.env)})
         if self._zygote is None:
             self._go_cold()
 
@@ -100,7 +100,7 @@ class WarmShimSession(ShimSession):
         if self._zygote is None:
             self._go_cold()
             return None
-        return os.path.join(self._folder, "zygote.sock")
+        return self._socket_path
 
     def _go_cold(self) -> None:
         self._cold = True

@@ -14,6 +14,7 @@ import gate_selection
 import harness_wheel
 import pytest
 import quick_figures
+from build_once import run_folder
 from run_order import LanesScheduling, run_order
 
 from harness.fake_provider import FakeProvider
@@ -85,6 +86,15 @@ def _inner_runs_cache_bytecode() -> Iterator[None]:
 def harness_wheel_build(tmp_path_factory: pytest.TempPathFactory) -> harness_wheel.WheelBuild:
     """This repository's wheel, built once per test run for all xdist workers."""
     return harness_wheel.harness_wheel(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def shared_generated_streams(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The differential's generated streams, shared by the run's xdist workers through files
+    (tests/generated_streams.py): a stream one worker drew, another reads."""
+    import generated_streams  # imports the differential's strategies: only where a test draws
+
+    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
 
 
 @pytest.fixture

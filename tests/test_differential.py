@@ -16,7 +16,6 @@ from typing import Any
 
 import generated_streams
 import pytest
-from build_once import run_folder
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from harness.differential import (
@@ -37,6 +36,8 @@ from harness.runner import run_variant
 from harness.scenario import load_scenario
 from harness.shim_session import ShimSession
 
+# Streams drawn by one xdist worker are read by the others (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("shared_generated_streams")
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 # Relay-free and visible in the transcript: OpenAI's stored tool_call arguments lose their raw bytes.
 MUTANT = "assistant-args-recompacted"
@@ -46,11 +47,6 @@ MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} {MU
 @pytest.fixture(scope="module")
 def mutant(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
     return start_shim(resolve(None, MUTANT_CMD, None, None).argv)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _streams_shared_by_the_runs_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
-    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
 
 
 def _calls(scenario: dict[str, Any]) -> int:

@@ -30,6 +30,8 @@ from harness.fake_provider import FakeProvider
 from harness.ports import resolve
 from harness.shim_session import ShimSession
 
+# Streams drawn by one xdist worker are read by the others (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("shared_generated_streams")
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 EXAMPLES = 40
 # The stream searched by the first test: its first difference comes third, after runs a pair

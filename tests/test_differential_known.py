@@ -20,7 +20,6 @@ from typing import Any
 
 import generated_streams
 import pytest
-from build_once import run_folder
 from hypothesis import Phase, find, settings
 
 from harness.differential import Features, as_scenario, main, scenarios
@@ -35,14 +34,11 @@ from harness.scenario import load_scenario
 from harness.shim_session import ShimSession
 
 REPO = Path(__file__).resolve().parents[1]
+# Streams drawn by one xdist worker are read by the others (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("shared_generated_streams")
 MUTANT_SHIM = REPO / "tests" / "mutants" / "mutant_shim.py"
 MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} run-result-snake"
 GOLDEN_KINDS = [("golden.observables", "golden"), ("absent.byte-identical", "golden")]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _streams_shared_by_the_runs_workers(tmp_path_factory: pytest.TempPathFactory) -> None:
-    generated_streams.share_in(run_folder(tmp_path_factory) / "shared" / "generated-streams")
 
 
 def _expectations(tmp_path: Path, kinds: list[tuple[str, str]]) -> Path:

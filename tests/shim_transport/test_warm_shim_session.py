@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import harness.warm_shims as warm_shims
+import harness.differential_warm as differential_warm
 from harness.ports import resolve
 from harness.shim_child import ShimChild
 from harness.shim_session import ShimSession
@@ -78,7 +78,7 @@ def test_restarts_fork_from_one_zygote_and_a_zygote_gone_leaves_the_next_starts_
 
 
 def test_a_zygote_that_never_comes_up_leaves_every_start_cold(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(warm_shims, "ZYGOTE", tmp_path / "no-such-zygote.py")
+    monkeypatch.setattr(differential_warm, "ZYGOTE", tmp_path / "no-such-zygote.py")
     session = WarmShimSession(REFERENCE)
     try:
         assert session.ensure_alive().port == "reference"
