@@ -14,6 +14,7 @@ import gate_selection
 import harness_wheel
 import pytest
 import quick_figures
+import worker_count
 from build_once import run_folder
 from run_order import LanesScheduling, run_order
 
@@ -31,6 +32,9 @@ sys.dont_write_bytecode = False
 # The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
 # pytest_plugins is only honoured in a top-level conftest.
 pytest_plugins = ["pytester"]
+
+# `-n auto` for our own suite: one worker more than the cores (tests/worker_count.py).
+pytest_xdist_auto_num_workers = worker_count.pytest_xdist_auto_num_workers
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
