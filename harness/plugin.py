@@ -49,6 +49,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     cross_resume.add_options(group)
 
 
+def runs_whole_suite_alone(config: pytest.Config) -> bool:
+    """`pytest --port=X` naming no path: it runs the whole conformance suite, not the paths
+    the ini file's ``testpaths`` name (the harness's own tests)."""
+    port_given = bool(config.getoption("port", default=None) or config.getoption("port_cmd", default=None))
+    return port_given and config.args_source != pytest.Config.ArgsSource.ARGS
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): the SPEC.md rule ids (fixtures/rules.json) a test checks")
     port, port_cmd = config.getoption("port"), config.getoption("port_cmd")
@@ -101,8 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_VerdictRecorder(conformance, config), "toolnexus-conformance-verdicts")
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_XdistController(config), "toolnexus-conformance-xdist")
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # `pytest --port=X` alone runs the whole suite, not the harness's own tests.
+    if runs_whole_suite_alone(config):
         config.args = [str(scenarios_dir())]
 
 

@@ -8,8 +8,10 @@ on the 2-core machine, paired runs of the test command at the same CPU (user+sys
 took 80 / 93 s with three workers against 93 / 109 s with two.
 
 ``PYTEST_XDIST_AUTO_NUM_WORKERS``, xdist's own override, is honoured as it is: a count set
-there is the count used. Only a ``tests`` run loads this (tests/conftest.py); the
-conformance suite's ``-n auto`` (``pytest --port=...``) still means one worker per core.
+there is the count used. Only a run that loads tests/conftest.py sees this, and the
+conformance suite's ``pytest -n auto --port=X`` still means one worker per core: naming no
+path, it loads that conftest (the ini file's ``testpaths``) but runs the scenarios alone
+(``harness.plugin.runs_whole_suite_alone``), with none of the waits above.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from collections.abc import Generator
 
 import pytest
 
+from harness.plugin import runs_whole_suite_alone
+
 OVERRIDE = "PYTEST_XDIST_AUTO_NUM_WORKERS"
 EXTRA_WORKERS = 1
 
 
-def auto_workers(cores: int, override: str | None) -> int:
-    """The workers for ``cores`` as xdist counted them; an override keeps xdist's count."""
-    return cores if override else cores + EXTRA_WORKERS
+def auto_workers(cores: int, override: str | None, own_tests: bool) -> int:
+    """The workers for ``cores`` as xdist counted them; an override, or a run of the
+    conformance suite alone, keeps xdist's count."""
+    return cores + EXTRA_WORKERS if own_tests and not override else cores
 
 
 @pytest.hookimpl(wrapper=True, optionalhook=True)  # optional: a run with -p no:xdist has no such hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> Generator[None, int, int]:
     cores = yield
-    return auto_workers(cores, os.environ.get(OVERRIDE))
+    return auto_workers(cores, os.environ.get(OVERRIDE), own_tests=not runs_whole_suite_alone(config))
