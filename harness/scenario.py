@@ -139,9 +139,36 @@ def read_json_file(path: Path) -> tuple[bytes, Any]:
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise ScenarioError(f"{path}:{line}:{col}: cannot read scenario: not UTF-8 (byte 0x{raw[exc.start]:02x})") from None
     try:
-        return raw, json.loads(text)
+        return raw, json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"{path}:{exc.lineno}:{exc.colno}: cannot read scenario: not valid JSON: {exc.msg}") from None
+    except _NotJson as exc:
+        line, col = _outside_strings(text, str(exc))
+        raise ScenarioError(f"{path}:{line}:{col}: cannot read scenario: not valid JSON: {exc} is not a JSON value "
+                            "(JSON has no NaN or infinity: write a number, or a string)") from None
+
+
+class _NotJson(Exception):
+    pass
+
+
+def _outside_strings(text: str, word: str) -> tuple[int, int]:
+    """Line and column (from 1) of the first ``word`` that is not inside a JSON string."""
+    in_string = escaped = False
+    for at, char in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif text.startswith(word, at):
+            return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+    return 1, 1
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity; no wire or port would, and the run path's
+    # encoders would send them on as null (fast_json.py).
+    raise _NotJson(name)
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,10 @@ between the protocol and its port.
 
 Standard library only: the python port's shim runs in a venv that holds nothing but the
 port, so this module may import neither the harness nor ``reference_py``. A shim imports
-it after putting its parent folder (``shims/``) on ``sys.path``.
+it after putting its parent folder (``shims/``) on ``sys.path``. The one exception is
+optional: where the interpreter has orjson (the harness's own venv, which runs the
+reference shim), lines are encoded and decoded with it, in C; the stdlib still answers
+what orjson refuses (integers beyond 64 bits, lone surrogates, non-string keys).
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
+
+try:
+    import orjson as _orjson
+except ImportError:  # the python port's venv
+    _orjson = None
 
 PROTOCOL_VERSION = 1
 READ_CHUNK = 1 << 16  # bytes read off stdin at once
@@ -69,6 +77,30 @@ def require_protocol(params: dict[str, Any]) -> None:
         raise RpcError(VERSION_MISMATCH, f"this shim speaks protocol {PROTOCOL_VERSION}", supported)
 
 
+def _encode(message: Message) -> bytes:
+    """One compact line's JSON (no newline); a float NaN is never in a message."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(message)
+        except TypeError:
+            pass
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _decode(line: bytes | str) -> Any:
+    """``json.loads(line)``. orjson answers for a line it would have written itself (the
+    harness writes compact lines): it reads an integer beyond 64 bits as a float, which
+    then writes back otherwise, so such a line is still the stdlib's."""
+    if _orjson is not None and isinstance(line, bytes):
+        try:
+            value = _orjson.loads(line)
+        except _orjson.JSONDecodeError:
+            return json.loads(line)
+        if _orjson.dumps(value) == line.rstrip(b"\r\n"):
+            return value
+    return json.loads(line)
+
+
 class Channel:
     """Line-delimited JSON-RPC on stdout, and the answers to our own requests by id.
 
@@ -84,10 +116,10 @@ class Channel:
         self._write_lock = threading.Lock()
 
     def send(self, message: Message) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = _encode(message) + b"\n"
         with self._write_lock:
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Ask the harness (``host.*``) and wait for its answer; an error answer raises HostError."""
@@ -175,7 +207,7 @@ def _handle_line(channel: Channel, handle: Callable[[Message], Coroutine[Any, An
     if not line.strip():
         return False
     try:
-        message = json.loads(line)
+        message = _decode(line)
     except ValueError:  # not JSON, or not UTF-8
         channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}})
         return False

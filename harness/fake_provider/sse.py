@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from .. import fast_json
 
 
 def data_event(payload: Any) -> bytes:
@@ -24,4 +25,4 @@ def halves(text: str) -> tuple[str, str]:
 
 
 def _compact(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return fast_json.dumps(payload)

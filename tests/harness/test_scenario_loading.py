@@ -69,6 +69,17 @@ def test_invalid_json_is_refused_with_line_and_column(tmp_path: Path) -> None:
     assert str(caught.value) == f"{path}:3:3: cannot read scenario: not valid JSON: Expecting property name enclosed in double quotes"
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_json_number_is_refused_with_line_and_column(tmp_path: Path, constant: str) -> None:
+    # Python's json reads these; the run path would send them on to the port as null.
+    path = tmp_path / "tiny.json"
+    path.write_text('{\n  "title": "NaN \\" Infinity",\n  "x": ' + constant + "\n}", encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value) == (f"{path}:3:8: cannot read scenario: not valid JSON: {constant} is not a JSON value "
+                                 "(JSON has no NaN or infinity: write a number, or a string)")
+
+
 def test_a_scenario_that_is_not_utf8_is_refused_with_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "tiny.json"
     path.write_bytes(b'{\n  "title": "caf\xe9"\n}')

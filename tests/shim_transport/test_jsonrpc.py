@@ -72,6 +72,11 @@ def test_embedded_newlines_are_escaped_so_framing_holds() -> None:
         (b'{"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}', '"error.message" must be a string'),
         (b'{"jsonrpc": "2.0", "id": 1, "result": 1, "extra": 0}', "unexpected member(s) 'extra'"),
         (b'{"jsonrpc": "2.0", "id": 1, "id": 2, "result": 1}', "duplicate key 'id'"),
+        # written compactly, as a line is parsed first in C (fast_json.canonical)
+        (b'{"jsonrpc":"2.0","id":1,"id":2,"result":1}', "duplicate key 'id'"),
+        (b'{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":{"c":2,"c":2}}}', "duplicate key 'c'"),
+        (b'{"jsonrpc":"2.0","id":1,"result":NaN}', "NaN is not JSON"),
+        (b'{"jsonrpc":"2.0","id":1,"result":1,"extra":0}', "unexpected member(s) 'extra'"),
         (b'{"jsonrpc": "2.0", "id": 1, "result": NaN}', "NaN is not JSON"),
         (b'{"result": 1}', 'lacks "jsonrpc"'),
         (b'{"jsonrpc": "2.0"}', 'neither "method" nor "id"'),
@@ -91,6 +96,19 @@ def test_error_message_carries_a_bounded_excerpt_of_the_line() -> None:
     assert '{"jsonrpc": "2.0"' in text
     assert f"({len(line)} chars)" in text
     assert len(text) < 400
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"result":{"n":18446744073709551616}}',  # beyond 64 bits
+        b'{"jsonrpc":"2.0","id":1,"result":"\\ud800"}',  # a lone surrogate
+        b'{"jsonrpc":"2.0","id":1,"result":1e5}',  # a number spelt unlike its compact form
+        b'{ "jsonrpc" : "2.0" , "id" : 1 , "result" : [ ] }',
+    ],
+)
+def test_a_valid_line_the_fast_parser_passes_on_reads_as_the_stdlib_reads_it(line: bytes) -> None:
+    assert parse_message(line) == Response(1, result=json.loads(line)["result"])
 
 
 def test_trailing_newline_and_crlf_are_accepted() -> None:
