@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import hashlib
 import json
 import marshal
@@ -114,11 +115,21 @@ def _tool(name: str, relay: bool) -> st.SearchStrategy[dict[str, Any]]:
 
 @functools.cache
 def _arguments() -> st.SearchStrategy[str]:
-    """A JSON object with keys deliberately out of order and extra whitespace (raw OpenAI bytes)."""
-    pairs = st.dictionaries(st.sampled_from(ARG_KEYS), st.sampled_from(["Oslo", "C", "one  two", "UTC", *NON_ASCII_VALUES]), max_size=3)
-    return pairs.map(
-        lambda args: "{ " + ",  ".join(f'"{k}":  {json.dumps(v, ensure_ascii=False)}' for k, v in sorted(args.items(), reverse=True)) + " }"
-    )
+    """A JSON object with keys deliberately out of order and extra whitespace (raw OpenAI bytes).
+
+    Every object there can be is listed once, by size: the draw is a size (each as likely),
+    then one object of it, and shrinks to the empty object. A dictionary strategy drew the
+    same objects key by key, ~7 draws of a call's arguments against 2 (a quarter of a
+    scenario's draws, measured), for much the same mix of sizes."""
+    values = ("Oslo", "C", "one  two", "UTC", *NON_ASCII_VALUES)
+    by_size = [[_raw_arguments(dict(zip(keys, chosen, strict=True)))
+                for keys in itertools.combinations(ARG_KEYS, size) for chosen in itertools.product(values, repeat=size)]
+               for size in range(4)]
+    return st.one_of(*(st.sampled_from(objects) for objects in by_size))
+
+
+def _raw_arguments(args: dict[str, str]) -> str:
+    return "{ " + ",  ".join(f'"{k}":  {json.dumps(v, ensure_ascii=False)}' for k, v in sorted(args.items(), reverse=True)) + " }"
 
 
 @functools.cache

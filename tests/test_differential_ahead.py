@@ -34,9 +34,9 @@ from harness.shim_session import ShimSession
 pytestmark = pytest.mark.usefixtures("shared_generated_streams")
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 EXAMPLES = 40
-# The stream searched by the first test: its first difference comes third, after runs a pair
-# could have in flight (the derandomized stream's comes second).
-SEED = 7
+# The stream searched by the first test: its first difference comes after runs a pair could
+# have in flight (the derandomized stream's, and seed 7's, come second).
+SEED = 8
 
 
 def _mutant(start_shim: Callable[[list[str]], ShimSession], name: str) -> ShimSession:

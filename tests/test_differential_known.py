@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -111,7 +112,10 @@ def test_a_known_difference_is_skipped_and_the_search_runs_on_to_none_new(
     assert status == 0, printed
     assert "12 generated scenarios tried" in printed, printed
     skipped = [line for line in printed.splitlines() if line.startswith("  keys.run-result (divergence): ")]
-    assert skipped and int(skipped[0].rsplit(":", 1)[1]) == 12, f"every scenario shows the mutant's known failure:\n{printed}"
+    differed = re.search(r"; (\d+) showed a difference", printed)
+    # A run a raising waitFor aborts has no RunResult to misname: every other one differs.
+    assert differed and int(differed[1]) >= 10, f"the mutant's RunResult keys differ in nearly every scenario:\n{printed}"
+    assert skipped and int(skipped[0].rsplit(":", 1)[1]) == int(differed[1]), f"every difference is the known one:\n{printed}"
     assert "new differences: none" in printed
     assert not out.exists(), "nothing new, nothing written"
 

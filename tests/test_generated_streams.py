@@ -25,13 +25,14 @@ def test_a_shared_stream_hands_out_what_find_returns(tmp_path: Path, monkeypatch
     generated_streams.share_in(tmp_path)
     wanted: list[Callable[[dict[str, Any]], bool]] = [
         lambda s: "host" in s,  # the 2nd scenario: drawn this far
-        lambda s: s["entries"] == ["stream"],  # the 5th: drawn again from the start, further
-        lambda s: len(s["toolkit"]["tools"]) == 3,  # the 3rd: read from what is drawn
+        lambda s: s["entries"] == ["stream"],  # the 6th: drawn again from the start, further
+        lambda s: s["entries"] == ["run"] and s["styles"] == ["anthropic"],  # the 3rd: read from what is drawn
     ]
     expected = [find(scenarios(Features()), w, settings=generated_streams.generate_only(1000)) for w in wanted]
     assert [generated_streams.first(Features(), w) for w in wanted] == expected, "not what find returns"
     monkeypatch.setattr(generated_streams, "_STREAMS", {})  # another worker of the run: reads the file
     assert [generated_streams.first(Features(), w) for w in wanted] == expected, "read from the file: not find's"
-    assert generated_streams.every(Features(), 5)[-1] == expected[1]
+    assert generated_streams.every(Features(), 6)[-1] == expected[1]
+    assert [generated_streams.every(Features(), 6).index(e) for e in expected] == [1, 5, 2], "the stream moved: choose others"
     with pytest.raises(NoSuchExample):
         generated_streams.first(Features(), lambda s: False, examples=3)
