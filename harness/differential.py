@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import hashlib
+import itertools
 import json
 import marshal
 import os
