@@ -11,8 +11,9 @@ Standard library only: the python port's shim runs in a venv that holds nothing 
 port, so this module may import neither the harness nor ``reference_py``. A shim imports
 it after putting its parent folder (``shims/``) on ``sys.path``. The one exception is
 optional: where the interpreter has orjson (the harness's own venv, which runs the
-reference shim), lines are encoded and decoded with it, in C; the stdlib still answers
-what orjson refuses (integers beyond 64 bits, lone surrogates, non-string keys).
+reference shim), lines are decoded with it, in C, and encoded with it where the shim asks
+(``Channel(fast=True)``); the stdlib still answers what orjson refuses (integers beyond 64
+bits, lone surrogates, non-string keys).
 """
 
 from __future__ import annotations
@@ -77,9 +78,11 @@ def require_protocol(params: dict[str, Any]) -> None:
         raise RpcError(VERSION_MISMATCH, f"this shim speaks protocol {PROTOCOL_VERSION}", supported)
 
 
-def _encode(message: Message) -> bytes:
-    """One compact line's JSON (no newline); a float NaN is never in a message."""
-    if _orjson is not None:
+def _encode(message: Message, fast: bool) -> bytes:
+    """One compact line's JSON (no newline). ``fast``: through orjson, which writes a float
+    NaN or infinity as null where the stdlib writes ``NaN`` (a line the harness refuses), so
+    only for a port that never hands its shim such a float."""
+    if fast and _orjson is not None:
         try:
             return _orjson.dumps(message)
         except TypeError:
@@ -105,10 +108,11 @@ class Channel:
     """Line-delimited JSON-RPC on stdout, and the answers to our own requests by id.
 
     ``id_prefix`` keeps our request ids apart from the harness's; ``name`` labels the
-    shim's diagnostics on stderr."""
+    shim's diagnostics on stderr; ``fast`` encodes lines with orjson (see :func:`_encode`)."""
 
-    def __init__(self, id_prefix: str, name: str) -> None:
+    def __init__(self, id_prefix: str, name: str, *, fast: bool = False) -> None:
         self.name = name
+        self._fast = fast
         self._id_prefix = id_prefix
         self._ids = 0
         self._waiting: dict[str, asyncio.Future[Any]] = {}
@@ -116,7 +120,7 @@ class Channel:
         self._write_lock = threading.Lock()
 
     def send(self, message: Message) -> None:
-        line = _encode(message) + b"\n"
+        line = _encode(message, self._fast) + b"\n"
         with self._write_lock:
             sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()
