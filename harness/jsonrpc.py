@@ -20,7 +20,7 @@ from enum import IntEnum
 from typing import Any
 
 from . import fast_json
-from .json_types import json_type_name
+from .json_types import json_type_name, refuse_constant
 
 JSONRPC_VERSION = "2.0"
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -240,7 +240,7 @@ def parse_message(line: bytes) -> Message:
     if not text.strip():
         raise fail("empty line (each line must carry one JSON object)")
     try:
-        obj = json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant)
+        obj = json.loads(text, object_pairs_hook=_reject_duplicate_keys, parse_constant=refuse_constant)
     except (json.JSONDecodeError, ValueError) as exc:
         raise fail(f"line is not JSON ({exc})") from None
     if not isinstance(obj, dict):
@@ -341,7 +341,4 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             seen.add(key)
     return obj
 
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 

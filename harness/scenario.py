@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HarnessError
+from .json_types import NotJsonConstant, refuse_constant
 from .paths import fixtures_dir
 from .schemas import validate
 
@@ -135,25 +136,29 @@ def read_json_file(path: Path) -> tuple[bytes, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, col = _line_col(raw, exc.start)
         raise ScenarioError(f"{path}:{line}:{col}: cannot read scenario: not UTF-8 (byte 0x{raw[exc.start]:02x})") from None
     try:
-        return raw, json.loads(text, parse_constant=_refuse_constant)
+        # Python's json reads NaN and Infinity; no wire or port would, and the run path's
+        # encoders would send them on as null (fast_json.py).
+        return raw, json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"{path}:{exc.lineno}:{exc.colno}: cannot read scenario: not valid JSON: {exc.msg}") from None
-    except _NotJson as exc:
-        line, col = _outside_strings(text, str(exc))
-        raise ScenarioError(f"{path}:{line}:{col}: cannot read scenario: not valid JSON: {exc} is not a JSON value "
+    except NotJsonConstant as exc:
+        line, col = _line_col(text, _outside_strings(text, exc.name))
+        raise ScenarioError(f"{path}:{line}:{col}: cannot read scenario: not valid JSON: {exc.name} is not a JSON value "
                             "(JSON has no NaN or infinity: write a number, or a string)") from None
 
 
-class _NotJson(Exception):
-    pass
+def _line_col(text: str | bytes, at: int) -> tuple[int, int]:
+    """Line and column (from 1) of offset ``at``."""
+    if isinstance(text, bytes):
+        return text.count(b"\n", 0, at) + 1, at - text.rfind(b"\n", 0, at)
+    return text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
 
 
-def _outside_strings(text: str, word: str) -> tuple[int, int]:
-    """Line and column (from 1) of the first ``word`` that is not inside a JSON string."""
+def _outside_strings(text: str, word: str) -> int:
+    """The offset of the first ``word`` that is not inside a JSON string (0 if none is)."""
     in_string = escaped = False
     for at, char in enumerate(text):
         if in_string:
@@ -161,14 +166,8 @@ def _outside_strings(text: str, word: str) -> tuple[int, int]:
         elif char == '"':
             in_string = True
         elif text.startswith(word, at):
-            return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
-    return 1, 1
-
-
-def _refuse_constant(name: str) -> Any:
-    # Python's json reads NaN and Infinity; no wire or port would, and the run path's
-    # encoders would send them on as null (fast_json.py).
-    raise _NotJson(name)
+            return at
+    return 0
 
 
 @lru_cache(maxsize=1)
