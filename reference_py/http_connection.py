@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import select
+from typing import cast
 
 from .http_errors import PlainHTTPError, ReadError, ReadTimeout, RemoteProtocolError, WriteError, WriteTimeout
 from .http_wire import HEAD_END
@@ -47,8 +48,9 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, though not always by class: uvloop's implement asyncio's
+        # interface without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self._buffer += data

@@ -15,6 +15,8 @@ from rawserver import DROP, Reply, json_reply, serving
 
 from reference_py import PlainHTTPClient, http_connection, http_plain
 
+pytestmark = pytest.mark.usefixtures("each_event_loop")
+
 OK = json_reply(b'{"ok":true}')
 CLOSED_AFTER = Reply(OK.pieces, then="close")  # keep-alive by its headers, closed right after
 POST, PAUSE = Action("post"), Action("pause")

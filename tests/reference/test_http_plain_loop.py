@@ -15,6 +15,8 @@ from rawserver import DROP, Reply, json_reply, serving, sse_reply
 
 from reference_py import PlainHTTPClient, ProviderError, create_client, create_toolkit, new_http_client
 
+pytestmark = pytest.mark.usefixtures("each_event_loop")
+
 OPENAI_JSON = json_reply(json.dumps({
     "choices": [{"message": {"role": "assistant", "content": "hi \u00e9"}}],
     "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}).encode())

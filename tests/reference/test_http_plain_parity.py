@@ -17,6 +17,8 @@ from rawserver import DROP, Reply, chunked_reply, json_reply, sse_reply
 
 from reference_py import PlainHTTPClient, http_plain, http_text, http_wire
 
+pytestmark = pytest.mark.usefixtures("each_event_loop")
+
 OK = json_reply(b'{"choices":[{"message":{"role":"assistant","content":"hi"}}]}')
 POST, STREAM = Action("post"), Action("stream")
 ODD_BODY = {
