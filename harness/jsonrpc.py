@@ -34,10 +34,9 @@ class ProtocolError(ValueError):
 class MessageTooLarge(ValueError):
     """A message this side was asked to send would exceed the protocol's line limit."""
 
-    def __init__(self, size: int, limit: int, *, exact: bool) -> None:
-        self.size, self.limit, self.exact = size, limit, exact
-        what = f"{size} bytes" if exact else f"at least {size} bytes"
-        super().__init__(f"the encoded line would be {what}, over the {limit} byte line limit")
+    def __init__(self, size: int, limit: int) -> None:
+        self.size, self.limit = size, limit
+        super().__init__(f"the encoded line would be {size} bytes, over the {limit} byte line limit")
 
 
 Id = int | str
@@ -155,63 +154,19 @@ def is_port_error(error: ErrorObject | None) -> bool:
 
 
 def encode_line(obj: dict[str, Any], limit: int | None = None) -> bytes:
-    """One framed line; with ``limit``, raise :class:`MessageTooLarge` rather than build a
+    """One framed line; with ``limit``, raise :class:`MessageTooLarge` rather than return a
     line longer than ``limit`` bytes (newline excluded).
 
-    A cheap lower bound of the encoded size is checked first, so a message far over the
-    limit (a 50 MB prompt) is refused without serializing it at all; only a message whose
-    bound fits is encoded, and its exact size checked.
+    The line is built before its size is known, in C: a 50 MB prompt takes 0.03-0.15 s and a
+    copy of the order of the data already held, once, before it is refused. Bounding the size
+    first by walking the message in Python cost five times the encoding on every line sent.
     """
-    if limit is not None:
-        at_least = min_encoded_size(obj, stop_above=limit)
-        if at_least > limit:
-            raise MessageTooLarge(at_least, limit, exact=False)
     # Compact JSON cannot contain a raw newline (control characters are escaped), so one
     # dumps() per line is safe framing.
     data = fast_json.dumps(obj)
     if limit is not None and len(data) > limit:
-        raise MessageTooLarge(len(data), limit, exact=True)
+        raise MessageTooLarge(len(data), limit)
     return data + b"\n"
-
-
-def min_encoded_size(value: Any, *, stop_above: int) -> int:
-    """A lower bound of ``value``'s compact UTF-8 JSON size, counted no further than just
-    past ``stop_above`` (every character is at least one byte, escapes only add)."""
-    # Every message sent goes through here, so plain strings, dicts and lists are counted
-    # inline by exact type; anything else (a subclass) takes the general branch.
-    total, stack = 0, [value]
-    while stack and total <= stop_above:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            total += 2 * len(item) + 1 if item else 2  # braces, colons, commas
-            for key, member in item.items():
-                total += len(key) + 2 if isinstance(key, str) else 1
-                if type(member) is str:
-                    total += len(member) + 2
-                elif member is None or type(member) in _ONE_BYTE_AT_LEAST:
-                    total += 1
-                else:
-                    stack.append(member)
-        elif kind is list or kind is tuple:
-            total += len(item) + 1 if item else 2
-            stack.extend(item)
-        elif isinstance(item, str):
-            total += len(item) + 2
-        elif isinstance(item, dict):
-            total += 2 * len(item) + 1 if item else 2
-            for key, member in item.items():
-                total += len(key) + 2 if isinstance(key, str) else 1
-                stack.append(member)
-        elif isinstance(item, (list, tuple)):
-            total += len(item) + 1 if item else 2
-            stack.extend(item)
-        else:
-            total += 1
-    return total
-
-
-_ONE_BYTE_AT_LEAST = (bool, int, float)
 
 
 def excerpt(line: bytes | str, limit: int = EXCERPT_CHARS) -> str:

@@ -236,7 +236,7 @@ class ShimProcess:
         the protocol's limit: the shim could not read it, and it is the scenario's data."""
         obj = message.to_json()
         self.redactor.learn(obj)
-        try:  # first: a 50 MB prompt is refused before it is validated or serialized
+        try:  # first: a 50 MB prompt is refused before it is validated
             line = message.to_line(self.max_line_bytes)
         except MessageTooLarge as exc:
             raise OutgoingMessageTooLarge(
