@@ -191,7 +191,16 @@ def _event_wire(event: dict[str, Any]) -> dict[str, Any]:
     return _jsonable(event)
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _jsonable(value: Any) -> Any:
+    kind = type(value)
+    # Exact types first: an event is mostly plain values, and this runs for each of them.
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {k: _jsonable(v) for k, v in value.items()}
     if hasattr(value, "to_wire"):
         return value.to_wire()
     if isinstance(value, tn.ToolResult):
