@@ -10,10 +10,12 @@ scenario loading and the runner's provider script.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
 
+from .fake_provider.script import Script
 from .json_copy import copy_json
 from .scenario import Variant
 
@@ -84,6 +86,12 @@ class Facts:
     def turns(self) -> tuple[dict[str, Any], ...]:
         """Every scripted turn in the order the provider serves them (first phase, then resume)."""
         return self.first_turns + self.resume_turns
+
+    @functools.cached_property
+    def script(self) -> Script:
+        """The provider's script of :attr:`turns`: immutable, so every run of the variant (both
+        ports' in a differential) is served from one. Raises ScriptError for a bad script."""
+        return Script.from_neutral(self.turns)
 
     @property
     def first_turn_calls(self) -> tuple[tuple[ScriptedCall, ...], ...]:

@@ -87,7 +87,7 @@ def run_variant(
     ``resume_shim`` runs the resume phase instead of ``shim`` (a cross-port resume: the
     halt's Request and transcript go to another port, as a durable host would hand them)."""
     facts = facts if facts is not None else facts_for(variant)
-    session = provider.session(list(facts.turns), style=facts.style)
+    session = provider.session(facts.script, style=facts.style)
     store = Store()
     if facts.stored_history is not None:
         store.save(facts.conversation_id, copy_json(list(facts.stored_history)))

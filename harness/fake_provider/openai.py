@@ -87,10 +87,13 @@ def completion_events(
     usage chunk (only when the request asked for it, as the real API does, and the turn
     has usage) and ``[DONE]``."""
 
+    # one copy for every chunk: each is serialized at once and never changed
+    response_keys = copy_json(dict(turn.extra.response_keys))
+
     def envelope(**fields: Any) -> dict[str, Any]:
         out = {"id": response_id, "object": "chat.completion.chunk", "created": CREATED, "model": model}
         out.update(fields)
-        out.update(copy_json(dict(turn.extra.response_keys)))
+        out.update(response_keys)
         return out
 
     def chunk(delta: dict[str, Any], reason: str | None = None) -> bytes:

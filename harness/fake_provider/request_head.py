@@ -90,10 +90,12 @@ class Fields:
 
     def __init__(self, pairs: list[tuple[str, str]]) -> None:
         self._pairs = pairs
+        self._first: dict[str, str] = {}  # by lower-case name, the first field of each name
+        for key, value in pairs:
+            self._first.setdefault(key.lower(), value)
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        wanted = name.lower()
-        return next((value for key, value in self._pairs if key.lower() == wanted), default)
+        return self._first.get(name.lower(), default)
 
     def items(self) -> list[tuple[str, str]]:
         return list(self._pairs)
