@@ -66,6 +66,10 @@ def main() -> int:
         result = search(expected, under_test, examples=args.examples, workers=workers, pairs=args.pairs)
         own_after, children_after = _cpu_seconds()
         print(_line(result, own_after - own, children_after - children, cores), flush=True)
+    # ru_maxrss is in KiB on Linux: the largest this process (the 1-worker search) and any
+    # one reaped child (a worker, a shim) ever held
+    own_peak, child_peak = (resource.getrusage(who).ru_maxrss // 1024 for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    print(f"peak memory: this process {own_peak} MB, largest child {child_peak} MB")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -35,6 +35,7 @@ from typing import IO, Any, cast
 from . import process_tree
 from .fork_server import STATUS, client_target
 from .shim_child import OUTSIDE_SIGNALS, ShimChild
+from .shim_process import ShimProcess
 from .shim_session import ShimSession
 
 # How often a thread that waits for the exit while another one reads the zygote's
@@ -172,8 +173,8 @@ class ForkedShimSession(ShimSession):
     its command (the fork client) starts one only when the zygote cannot be reached."""
 
     def __init__(self, argv: Sequence[str], socket_path: str, args: Sequence[str], *,
-                 env: Mapping[str, str] | None = None) -> None:
-        super().__init__(argv, env=env)
+                 env: Mapping[str, str] | None = None, process: ShimProcess | None = None) -> None:
+        super().__init__(argv, env=env, process=process)
         self._socket_path, self._args = socket_path, list(args)
 
     def _forked(self) -> ForkedChild | None:
@@ -191,9 +192,11 @@ class ForkedShimSession(ShimSession):
 
 def session_for(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> ShimSession:
     """A session for ``argv``: on forks straight from the zygote when ``argv`` is a fork
-    client's command (a warm reference port), otherwise an ordinary one."""
+    client's command (a warm reference port), otherwise an ordinary one. Neither keeps a
+    transcript: a search shows none, and its sessions serve every run of the search."""
+    process = ShimProcess(keep_transcript=False)
     target = client_target(argv)
     if target is None:
-        return ShimSession(argv, env=env)
+        return ShimSession(argv, env=env, process=process)
     socket_path, args = target
-    return ForkedShimSession(argv, socket_path, args, env=env)
+    return ForkedShimSession(argv, socket_path, args, env=env, process=process)

@@ -88,39 +88,44 @@ def run_variant(
     halt's Request and transcript go to another port, as a durable host would hand them)."""
     facts = facts if facts is not None else facts_for(variant)
     session = provider.session(facts.script, style=facts.style)
-    store = Store()
-    if facts.stored_history is not None:
-        store.save(facts.conversation_id, copy_json(list(facts.stored_history)))
-    record = RunRecord(variant, facts)
-    if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
-        (resume_shim or shim).prepare_restart()  # the fresh process starts while phase 1 runs
-    _describe(record, shim, timeout)
+    # Ended once the run is over: the provider would otherwise keep every request and reply
+    # of every run for as long as it serves (a differential search's whole length).
+    try:
+        store = Store()
+        if facts.stored_history is not None:
+            store.save(facts.conversation_id, copy_json(list(facts.stored_history)))
+        record = RunRecord(variant, facts)
+        if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
+            (resume_shim or shim).prepare_restart()  # the fresh process starts while phase 1 runs
+        _describe(record, shim, timeout)
 
-    # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)
-    base = _base_params(facts, session.root_url if facts.root_base_url else session.base_url)
-    first = dict(base, entry=facts.entry, prompt=facts.prompt)
-    if _stateful(facts):
-        first["id"] = facts.conversation_id
-    _run_phase(record, shim, session, store, first, timeout)
+        # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)
+        base = _base_params(facts, session.root_url if facts.root_base_url else session.base_url)
+        first = dict(base, entry=facts.entry, prompt=facts.prompt)
+        if _stateful(facts):
+            first["id"] = facts.conversation_id
+        _run_phase(record, shim, session, store, first, timeout)
 
-    if facts.resume is not None and facts.resume_entry:
-        pending = (record.first.result or {}).get("pending")
-        if pending is None:
-            return record  # the halt did not happen; the checks report it
-        resumer = resume_shim if resume_shim is not None else shim
-        if facts.restart_before_resume:
-            resumer.restart()
-        second = dict(base, entry=facts.resume_entry)
-        second["pending"] = copy_json(pending)
-        second["answer"] = _substitute(copy_json(facts.resume["answer"]), pending.get("id", ""))
-        if facts.resume_entry == "askWithAnswer":
-            second["id"] = facts.conversation_id
-        else:
-            second["history"] = copy_json((record.first.result or {}).get("messages", []))
-        if facts.resume_replaces_history:
-            _replace_history(second, facts.resume["history"], store, facts)
-        _run_phase(record, resumer, session, store, second, timeout)
-    return record
+        if facts.resume is not None and facts.resume_entry:
+            pending = (record.first.result or {}).get("pending")
+            if pending is None:
+                return record  # the halt did not happen; the checks report it
+            resumer = resume_shim if resume_shim is not None else shim
+            if facts.restart_before_resume:
+                resumer.restart()
+            second = dict(base, entry=facts.resume_entry)
+            second["pending"] = copy_json(pending)
+            second["answer"] = _substitute(copy_json(facts.resume["answer"]), pending.get("id", ""))
+            if facts.resume_entry == "askWithAnswer":
+                second["id"] = facts.conversation_id
+            else:
+                second["history"] = copy_json((record.first.result or {}).get("messages", []))
+            if facts.resume_replaces_history:
+                _replace_history(second, facts.resume["history"], store, facts)
+            _run_phase(record, resumer, session, store, second, timeout)
+        return record
+    finally:
+        provider.end_session(session)
 
 
 def _describe(record: RunRecord, shim: ShimLike, timeout: float) -> None:

@@ -72,12 +72,13 @@ class ShimProcess:
         max_line_bytes: int = MAX_MESSAGE_BYTES,
         stderr_tail_bytes: int = 64 * 1024,
         handler_threads: int = 16,
+        keep_transcript: bool = True,
     ) -> None:
         self.validator = validator
         self.max_line_bytes = max_line_bytes
         self.handler_threads = handler_threads
         self.redactor = Redactor()
-        self.transcript = Transcript(self.redactor)
+        self.transcript = Transcript(self.redactor, keep=keep_transcript)
         self._stderr_limit = stderr_tail_bytes
         self._stderr = StderrTail(stderr_tail_bytes, self.redactor)
         self._argv: list[str] = []

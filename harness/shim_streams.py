@@ -81,18 +81,25 @@ class StderrTail:
 
 
 class Transcript:
-    """Every line that crossed the pipe, in order: ("out"|"in", line) plus ("event", note)."""
+    """Every line that crossed the pipe, in order: ("out"|"in", line) plus ("event", note).
 
-    def __init__(self, redactor: Redactor | None = None) -> None:
+    ``keep=False`` keeps nothing, for a caller that never shows it: a differential search's
+    sessions serve thousands of runs, and kept their every line (~16 kB a scenario) until
+    the search ended."""
+
+    def __init__(self, redactor: Redactor | None = None, *, keep: bool = True) -> None:
         self.entries: list[tuple[str, str]] = []
         self.redactor = redactor or Redactor()
+        self.keep = keep
 
     def record(self, direction: str, line: bytes) -> None:
-        text = line.decode("utf-8", errors="replace").rstrip("\n")
-        self.entries.append((direction, self.redactor.scrub(text)))
+        if self.keep:
+            text = line.decode("utf-8", errors="replace").rstrip("\n")
+            self.entries.append((direction, self.redactor.scrub(text)))
 
     def event(self, note: str) -> None:
-        self.entries.append(("event", self.redactor.scrub(note)))
+        if self.keep:
+            self.entries.append(("event", self.redactor.scrub(note)))
 
     def mark(self) -> int:
         """A position to slice from, e.g. at the start of one test."""

@@ -65,6 +65,11 @@ class FakeProvider:
         self._registry.end(session)
 
     @property
+    def live_sessions(self) -> int:
+        """Sessions started and not ended: each keeps its requests and replies."""
+        return self._registry.live
+
+    @property
     def unrouted_requests(self) -> list[RecordedRequest]:
         """Requests that matched no session (each also has a violation below)."""
         return self._registry.unrouted

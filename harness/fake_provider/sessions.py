@@ -183,6 +183,11 @@ class SessionRegistry:
         with self._lock:
             self._sessions.pop(session.token, None)
 
+    @property
+    def live(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
     def route(self, incoming: IncomingRequest) -> Reply:
         token, subpath = _split_session_path(incoming.path)
         with self._lock:
