@@ -200,6 +200,7 @@ def test_a_directly_forked_shim_answers_as_a_cold_one_with_no_client_process(nam
 def test_a_directly_forked_shim_killed_from_outside_is_seen_as_killed_and_replaced() -> None:
     with ExitStack() as stack:
         zygote, session, child = _started_child(stack)
+        session.process.transcript.keep = True  # a search's session keeps none; its notes are read below
         os.kill(child.pid, signal.SIGKILL)
         assert child.exited(5.0) and child.killed_from_outside() and child.reap() == -signal.SIGKILL
         assert not session.alive

@@ -130,6 +130,9 @@ def test_the_runner_gives_the_host_the_share_of_the_call_timeout(tmp_path: Any) 
             return type("S", (), {"requests": [], "violations": [], "base_url": "http://127.0.0.1:9",
                                   "root_url": "http://127.0.0.1:9"})()
 
+        def end_session(self, session: Any) -> None:
+            pass
+
     record = run_variant(variant, SequentialShim(), NoProvider(), timeout=0.5)  # type: ignore[arg-type]
     assert record.first.host.violations == [
         "waitFor callbacks were not outstanding together: held 1 for 0.05 s, the scenario needs 2 at once"]
