@@ -15,6 +15,7 @@ apply only when cited) instead of calling them failures.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -30,41 +31,64 @@ NON_ASCII_VALUES = ("Zürich", "東京 ☕", "🚀")
 BOOLEANS = st.booleans()
 ONE_IN_THREE = st.sampled_from([False, False, True])
 _ONE_IN_FOUR = st.sampled_from([False, False, False, True])
-_SPLIT_AT = st.lists(st.integers(1, 700), min_size=1, max_size=4, unique=True)
+# Where a split cuts: 1 to 4 offsets, each count as likely, then each offset (a list strategy
+# drew ~12 times for the same, to decide when to stop and to keep the offsets distinct; a
+# repeated offset is one cut, as in wire.py).
+_SPLIT_COUNT = st.sampled_from([1, 2, 3, 4])
+_SPLIT_AT = {count: st.tuples(*[st.integers(1, 700)] * count) for count in (1, 2, 3, 4)}
 _SPLIT_EVERY = st.sampled_from([16, 61])
-_USAGE = {"openai": st.sampled_from(["full", "absent", "no-total", "zero-total"]), "anthropic": st.sampled_from(["full", "absent"])}
-_CONTENT = st.sampled_from([None, "null", "empty", "absent"])
-_ORDER = st.sampled_from(["sequential", "reversed", "interleaved"])
-_MESSAGE_KEYS = st.sampled_from([{"refusal": None}, {"refusal": None, "annotations": []}])
+# A split's two yes/no choices as one draw: "every" one time in three, "utf8" one in two.
+_SPLIT_KIND = st.sampled_from(list(itertools.product([False, False, True], [False, True])))
+_USAGE = {"openai": ["full", "absent", "no-total", "zero-total"], "anthropic": ["full", "absent"]}
+_CONTENT = [None, "null", "empty", "absent"]
+_ORDER = ["sequential", "reversed", "interleaved"]
+_MESSAGE_KEYS = [{"refusal": None}, {"refusal": None, "annotations": []}]
+
+
+@functools.cache
+def _wire_choices(calls: int, style: str) -> st.SearchStrategy[tuple[Any, ...]]:
+    """A turn's independent wire choices drawn at once: one draw from their product, each
+    combination as likely as drawing them one by one made it, all defaults first (so it
+    shrinks to the plain turn). One draw of a scenario's ~66 costs ~40 us whatever it
+    draws, and these were a fifth of them."""
+    dimensions: list[list[Any]] = [[False, True], _USAGE["openai" if style == "openai" else "anthropic"]]
+    if style == "openai":
+        dimensions.append(_CONTENT)
+        if calls > 1:
+            dimensions += [_ORDER, [False, True]]
+        elif calls == 1:
+            dimensions.append([False, True])
+    return st.sampled_from(list(itertools.product(*dimensions)))
 
 
 @functools.cache  # one strategy object per (calls, style): validated once, not per turn
 @st.composite
 def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     """A ``wire`` block for a turn with ``calls`` tool calls ({} = served as usual)."""
+    split_it, usage, *rest = draw(_wire_choices(calls, style))
     wire: dict[str, Any] = {}
-    if draw(BOOLEANS):
-        split: dict[str, Any] = {"at": draw(_SPLIT_AT), "pauseMs": 0}
-        if draw(ONE_IN_THREE):
+    if split_it:
+        split: dict[str, Any] = {"at": list(dict.fromkeys(draw(_SPLIT_AT[draw(_SPLIT_COUNT)]))), "pauseMs": 0}
+        every, utf8 = draw(_SPLIT_KIND)
+        if every:
             split["every"] = draw(_SPLIT_EVERY)
-        if draw(BOOLEANS):
+        if utf8:
             split["utf8"] = True
         wire["split"] = split
-    usage = draw(_USAGE["openai" if style == "openai" else "anthropic"])
     if usage != "full":
         wire["usage"] = usage
     if style != "openai":
         return wire
-    content = draw(_CONTENT)
+    content = rest[0]
     if content is not None:
         wire["content"] = content
     if calls > 1:
-        order = draw(_ORDER)
+        order, gaps = rest[1], rest[2]
         if order != "sequential":
             wire["toolCallOrder"] = order
-        if draw(BOOLEANS):  # ascending, so index order stays call order: only gaps
+        if gaps:  # ascending, so index order stays call order: only gaps
             wire["toolCallIndexes"] = sorted(draw(_indexes(calls)))
-    elif calls == 1 and draw(BOOLEANS):
+    elif calls == 1 and rest[1]:
         wire["omitToolCallIndex"] = True
     return wire
 
@@ -74,20 +98,30 @@ def _indexes(calls: int) -> st.SearchStrategy[list[int]]:
     return st.lists(st.integers(0, 9), min_size=calls, max_size=calls, unique=True)
 
 
+# What a turn's extra block adds, drawn at once as turn_wire's choices are: something one
+# time in three; then the style's message keys (OpenAI: none, or one of two sets) or thinking
+# block (Anthropic), response keys and an unknown event, each one time in two.
+_EXTRA_CHOICES: dict[str, st.SearchStrategy[tuple[Any, ...]]] = {
+    "openai": st.sampled_from(list(itertools.product([False, False, True], [None, None, *_MESSAGE_KEYS], [False, True], [False, True]))),
+    "anthropic": st.sampled_from(list(itertools.product([False, False, True], [False, True], [False, True], [False, True]))),
+}
+
+
 @functools.cache
 @st.composite
 def turn_extra(draw: st.DrawFn, style: str) -> dict[str, Any]:
     """An ``extra`` block ({} = nothing added); values as real providers send them."""
+    anything, styled, response_keys, events = draw(_EXTRA_CHOICES["openai" if style == "openai" else "anthropic"])
     extra: dict[str, Any] = {}
-    if not draw(ONE_IN_THREE):
+    if not anything:
         return extra
-    if style == "openai" and draw(BOOLEANS):
-        extra["extraMessageKeys"] = draw(_MESSAGE_KEYS)
-    if style == "anthropic" and draw(BOOLEANS):
+    if style == "openai" and styled is not None:
+        extra["extraMessageKeys"] = styled
+    if style == "anthropic" and styled:
         extra["extraBlocks"] = [{"type": "thinking", "thinking": "The tools answer this. ☕", "signature": "sig-generated"}]
-    if draw(BOOLEANS):
+    if response_keys:
         extra["extraResponseKeys"] = {"system_fingerprint": "fp_generated"}
-    if draw(BOOLEANS):
+    if events:
         extra["extraEvents"] = [{"type": "message_metadata", "choices": []} if style == "openai" else {"type": "ping"}]
     return extra
 
