@@ -31,7 +31,7 @@ from typing import Any
 
 from .differential import Features, _shim, scenarios, search_settings
 from .differential_ahead import AheadSearch, PairRunner, Shims, Stopped
-from .differential_warm import warm_port
+from .differential_warm import warm_ports
 from .errors import HarnessError
 from .fake_provider import FakeProvider
 from .gc_tuning import fewer_collections
@@ -128,7 +128,7 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     Raises HarnessError with the first worker's reason when a worker could not search."""
     started = time.perf_counter()
     with ExitStack() as zygotes:  # one per reference port, shared by every worker
-        expected, under_test = warm_port(expected, zygotes), warm_port(under_test, zygotes)
+        expected, under_test = warm_ports([expected, under_test], zygotes)
         jobs = [WorkerJob(expected, under_test, i, n, pairs) for i, n in enumerate(shares(examples, workers))]
         outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
     seconds = time.perf_counter() - started
@@ -215,8 +215,7 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
         with ExitStack() as stack:
             # Zygotes first, so they stop after the shims they forked have closed. A port
             # search() warmed already is passed through as it is.
-            warm_expected = warm_port(job.expected, stack)
-            warm_under_test = warm_port(job.under_test, stack)
+            warm_expected, warm_under_test = warm_ports([job.expected, job.under_test], stack)
             expected = [_shim(warm_expected, stack) for _ in range(job.pairs)]
             under_test = [_shim(warm_under_test, stack) for _ in range(job.pairs)]
             features = Features.shared_by(under_test[0], expected[0])

@@ -17,7 +17,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import subprocess
 import tempfile
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -55,15 +57,32 @@ def warm_port(port: ResolvedPort, stack: ExitStack) -> ResolvedPort:
     reference shim and the zygote comes up; otherwise ``port`` itself (cold starts: a zygote
     that cannot start changes the speed only, and a shim that cannot start either is
     reported by its own start, as always)."""
+    return warm_ports([port], stack)[0]
+
+
+def warm_ports(ports: Sequence[ResolvedPort], stack: ExitStack) -> list[ResolvedPort]:
+    """Each of ``ports`` as :func:`warm_port` makes it, their zygotes booting side by side
+    (~0.1 s each, the start of every search)."""
+    launched = [_launch(port, stack) for port in ports]
+    return [port if started is None else _when_ready(port, *started, stack) for port, started in zip(ports, launched, strict=True)]
+
+
+def _launch(port: ResolvedPort, stack: ExitStack) -> tuple[subprocess.Popen[bytes], str] | None:
+    """The zygote of ``port`` started (not yet serving) and its socket; None for any other
+    port, or when the zygote cannot be started at all."""
     if reference_shim(port.argv) is None:
-        return port
+        return None
     folder = tempfile.mkdtemp(prefix="tn-differential-")
     stack.callback(shutil.rmtree, folder, ignore_errors=True)
     command = zygote_command(port.argv, folder)
     assert command is not None  # the reference shim, checked above
     argv, socket_path = command
-    zygote = fork_server.start(argv, env={**os.environ, **port.env}, ready_timeout_s=READY_TIMEOUT_S)
-    if zygote is None:
-        return port
+    zygote = fork_server.launch(argv, env={**os.environ, **port.env})
+    return None if zygote is None else (zygote, socket_path)
+
+
+def _when_ready(port: ResolvedPort, zygote: subprocess.Popen[bytes], socket_path: str, stack: ExitStack) -> ResolvedPort:
+    if not fork_server.wait_ready(zygote, READY_TIMEOUT_S):
+        return port  # stopped by wait_ready
     stack.callback(fork_server.stop, zygote, STOP_TIMEOUT_S)
     return dataclasses.replace(port, argv=fork_server.client_command(port.argv[0], socket_path))

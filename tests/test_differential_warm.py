@@ -19,7 +19,7 @@ import proc_tree
 import pytest
 
 from harness.differential_forked import ForkedChild, ForkedShimSession, session_for
-from harness.differential_warm import reference_shim, warm_port
+from harness.differential_warm import reference_shim, warm_port, warm_ports
 from harness.errors import ShimError
 from harness.fork_server import CLIENT, client_command, client_target
 from harness.ports import ResolvedPort, resolve
@@ -73,6 +73,19 @@ def test_any_other_command_boots_cold(argv: list[str]) -> None:
     port = ResolvedPort("adhoc", argv, 10.0, {}, "--port-cmd=x")
     with ExitStack() as stack:
         assert warm_port(port, stack) is port
+
+
+def test_warm_ports_warms_each_reference_port_in_its_place_and_leaves_any_other() -> None:
+    cold = ResolvedPort("adhoc", ["./shim"], 10.0, {}, "--port-cmd=x")
+    ports = [resolve("reference", None, None, None), cold, resolve("reference-norelay", None, None, None)]
+    with ExitStack() as stack:
+        warm = warm_ports(ports, stack)
+        assert warm[1] is cold
+        targets = [client_target(port.argv) for port in (warm[0], warm[2])]
+        assert all(targets) and targets[0] != targets[1], "each reference port needs its own zygote"
+        for port in (warm[0], warm[2]):
+            with ShimSession(port.argv, env={**os.environ, **port.env}) as session:
+                assert session.ensure_alive().raw["port"] == ("reference" if port is warm[0] else "reference-norelay")
 
 
 @pytest.mark.parametrize("name", ["reference", "reference-norelay"])
