@@ -65,7 +65,7 @@ def _wire_choices(calls: int, style: str) -> st.SearchStrategy[tuple[Any, ...]]:
 @st.composite
 def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
     """A ``wire`` block for a turn with ``calls`` tool calls ({} = served as usual)."""
-    split_it, usage, *rest = draw(_wire_choices(calls, style))
+    split_it, usage, *openai_only = draw(_wire_choices(calls, style))
     wire: dict[str, Any] = {}
     if split_it:
         split: dict[str, Any] = {"at": list(dict.fromkeys(draw(_SPLIT_AT[draw(_SPLIT_COUNT)]))), "pauseMs": 0}
@@ -79,16 +79,16 @@ def turn_wire(draw: st.DrawFn, calls: int, style: str) -> dict[str, Any]:
         wire["usage"] = usage
     if style != "openai":
         return wire
-    content = rest[0]
+    content, *by_calls = openai_only
     if content is not None:
         wire["content"] = content
     if calls > 1:
-        order, gaps = rest[1], rest[2]
+        order, gaps = by_calls
         if order != "sequential":
             wire["toolCallOrder"] = order
         if gaps:  # ascending, so index order stays call order: only gaps
             wire["toolCallIndexes"] = sorted(draw(_indexes(calls)))
-    elif calls == 1 and rest[1]:
+    elif calls == 1 and by_calls[0]:  # omit the index
         wire["omitToolCallIndex"] = True
     return wire
 
