@@ -5,10 +5,11 @@ shim writes is decoded; with the stdlib's ``json`` that was ~12% of a differenti
 scenario's CPU (measured with ``benchmarks/differential_throughput.py``). orjson does the
 same work in C, but its answers differ from the stdlib's at the edges:
 
-- decoding, it reads an integer beyond 64 bits as a float, and refuses lone surrogates and
-  the non-JSON constants (``NaN``, ``Infinity``) that ``json.loads`` reads. So orjson decodes
-  only a line it would have written itself (:func:`canonical`); any other line, as every
-  line with such an integer, goes to the stdlib;
+- decoding, it reads an integer beyond 64 bits as a float, and refuses lone surrogates, an
+  overflowing number (``1e400``) and the non-JSON constants (``NaN``, ``Infinity``) that
+  ``json.loads`` reads. So orjson decodes only a line it would have written itself
+  (:func:`canonical`), or a text with no run of 19 digits that it accepts (:func:`loads`);
+  anything else goes to the stdlib;
 - encoding, it refuses keys that are not strings and integers beyond 64 bits (:func:`dumps`
   then asks the stdlib), and writes a float NaN or infinity as ``null`` where the stdlib
   writes ``NaN``. No such float reaches an encoder here: scenario files refuse the constants
@@ -19,6 +20,7 @@ same work in C, but its answers differ from the stdlib's at the edges:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -44,3 +46,16 @@ def canonical(line: bytes) -> Any | None:
     except orjson.JSONDecodeError:
         return None
     return value if orjson.dumps(value) == line.rstrip(b"\r\n") else None
+
+
+def loads(data: bytes) -> Any:
+    """What ``json.loads`` reads from UTF-8 ``data``; raises ValueError where it does."""
+    if _LONG_DIGITS.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # the stdlib reads some of what orjson refuses, and says why it refuses the rest
+    return json.loads(data.decode("utf-8"))
+
+
+_LONG_DIGITS = re.compile(rb"\d{19}")  # maybe an integer beyond 64 bits (the largest has 20 digits)

@@ -3,10 +3,11 @@ keys redacted, so records can be written to artifacts safely) and any rule it br
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from .. import fast_json
 
 # Header names (lower case) whose value is a credential. Authorization keeps its scheme
 # so a check can still tell "Bearer" from something else.
@@ -69,6 +70,6 @@ def parse_json_body(body: bytes) -> Any | None:
     if not body:
         return None
     try:
-        return json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return fast_json.loads(body)
+    except ValueError:  # UnicodeDecodeError and json.JSONDecodeError are ValueErrors
         return None

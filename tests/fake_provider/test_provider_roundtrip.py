@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
+import time
 
 import httpx
 import pytest
@@ -184,3 +186,17 @@ def _answer_body(previous: dict, *ids: str) -> dict:
             },
         ],
     )
+
+
+def test_every_reply_is_dated_now_in_http_date_form(provider: FakeProvider, client: httpx.Client) -> None:
+    # The Date header is formatted once a second and reused: it must still move with the clock.
+    session = provider.session([FINAL_TURN, FINAL_TURN], "openai")
+    dates = []
+    for attempt in range(2):
+        if attempt:
+            time.sleep(1.01 - time.time() % 1)  # into the next second
+        before = email.utils.formatdate(time.time(), usegmt=True)
+        dates.append(post(client, session, minimal_body("openai")).headers["date"])
+        after = email.utils.formatdate(time.time(), usegmt=True)
+        assert dates[-1] in {before, after}, dates[-1]
+    assert dates[0] != dates[1], "a cached Date header did not move on with the clock"

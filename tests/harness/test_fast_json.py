@@ -40,3 +40,32 @@ def test_dumps_writes_what_compact_json_dumps_writes(value: Any) -> None:
 )
 def test_canonical_is_the_value_only_of_a_line_written_as_it_would_write_it(line: bytes, value: Any) -> None:
     assert fast_json.canonical(line) == value
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"model": "m", "messages": [{"role": "user", "content": "Z\xc3\xbcrich \xe2\x98\x95"}], "n": 1.5}',
+        b'{"a":1,"a":2}',  # the last key wins, in both
+        b'{"n": 18446744073709551616}',  # beyond 64 bits: orjson would read a float
+        b'{"n": -9223372036854775809}',
+        b'{"n": 12345678901234567890, "s": "1234567890123456789"}',  # 19 digits and more: the stdlib reads it
+        b'{"n": NaN}',  # the stdlib reads the constants orjson refuses
+        b'{"n": -Infinity}',
+        b'{"n": 1e400}',  # an overflow: the stdlib reads inf
+        b'{"s": "\\ud800"}',  # a lone surrogate escape
+        b' [1, 2] \n',
+    ],
+)
+def test_loads_reads_what_json_loads_reads(data: bytes) -> None:
+    want = json.loads(data.decode("utf-8"))
+    got = fast_json.loads(data)
+    assert repr(got) == repr(want) and type(got) is type(want)
+
+
+@pytest.mark.parametrize("data", [b"{oops", b'{"a": 1} x', b"\xff", b"\xef\xbb\xbf{}", b"", b'{"a": "\x01"}'])
+def test_loads_refuses_what_json_loads_refuses(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        json.loads(data.decode("utf-8"))
+    with pytest.raises(ValueError):
+        fast_json.loads(data)
