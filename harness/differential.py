@@ -343,7 +343,8 @@ def differ(port_a: Endpoint, port_b: Endpoint, scenario: dict[str, Any], *,
             if variant.uncalled_relay:
                 continue
             facts = facts_for(variant)  # the same for both runs: derived once
-            expected, actual = (run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=facts) for shim in (shim_a, shim_b))
+            expected, actual = (run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=facts, declarations=False)
+                                for shim in (shim_a, shim_b))
             failures += variant_failures(variant, expected, actual)
         return failures
 

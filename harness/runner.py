@@ -82,10 +82,13 @@ def run_variant(
     timeout: float,
     facts: Facts | None = None,
     resume_shim: ShimLike | None = None,
+    declarations: bool = True,
 ) -> RunRecord:
     """Run one variant; ``facts`` are the variant's, when the caller derived them already.
     ``resume_shim`` runs the resume phase instead of ``shim`` (a cross-port resume: the
-    halt's Request and transcript go to another port, as a durable host would hand them)."""
+    halt's Request and transcript go to another port, as a durable host would hand them).
+    ``declarations=False`` skips ``toolkit.describe``, for a caller that judges observables
+    only (a differential search: the declarations are no observable, observables.py)."""
     facts = facts if facts is not None else facts_for(variant)
     session = provider.session(facts.script, style=facts.style)
     # Ended once the run is over: the provider would otherwise keep every request and reply
@@ -97,7 +100,8 @@ def run_variant(
         record = RunRecord(variant, facts)
         if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
             (resume_shim or shim).prepare_restart()  # the fresh process starts while phase 1 runs
-        _describe(record, shim, timeout)
+        if declarations:
+            _describe(record, shim, timeout)
 
         # Anthropic clients accept the base with or without /v1 (loop.anthropic-endpoint)
         base = _base_params(facts, session.root_url if facts.root_base_url else session.base_url)

@@ -1,15 +1,19 @@
-"""A long differential search keeps nothing of a scenario once it is run: the run ends its
-fake-provider session, and the search's shim sessions keep no transcript. Both grew with
-every scenario (a 3000-scenario search on one worker peaked at 424 MB, 138 MB after)."""
+"""What a differential search keeps and asks for: nothing of a scenario once it is run (the run
+ends its fake-provider session, and the search's shim sessions keep no transcript; both grew
+with every scenario: a 3000-scenario search on one worker peaked at 424 MB, 138 MB after),
+and no port's declarations."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.differential_ahead import PairRunner, Shims
 from harness.differential_forked import session_for
 from harness.errors import ShimCrashed
 from harness.fake_provider import FakeProvider
@@ -54,3 +58,31 @@ def test_a_search_session_keeps_no_transcript_and_any_other_keeps_one() -> None:
         searching.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10.0)
         assert searching.process.transcript.entries == []
     assert ShimProcess().transcript.keep, "a conformance run's shim keeps its transcript for --artifacts"
+
+
+class _Counting:
+    """A shim session that counts the methods it is called with."""
+
+    def __init__(self, session: ShimSession) -> None:
+        self.session, self.methods = session, Counter[str]()
+
+    def call(self, method: str, params: Any = None, *, timeout: float, handler: Any = None) -> Any:
+        self.methods[method] += 1
+        return self.session.call(method, params, timeout=timeout, handler=handler)
+
+    def __getattr__(self, name: str) -> Any:  # restart, prepare_restart: as the session's
+        return getattr(self.session, name)
+
+
+def test_a_search_asks_no_port_for_its_declarations(reference_shim: ShimSession, norelay_shim: ShimSession) -> None:
+    # The search compares observables, and the declarations are none (observables.py): a
+    # toolkit.describe per run was two round trips a scenario for nothing.
+    expected, under_test = _Counting(reference_shim), _Counting(norelay_shim)
+    scenario = json.loads(SCENARIO.read_text(encoding="utf-8")) | {"styles": ["openai"], "entries": ["run"]}
+    with FakeProvider() as provider:
+        runner = PairRunner(Shims([expected]), Shims([under_test]), provider, 1)  # type: ignore[list-item]
+        try:
+            assert runner.differ(scenario) == []
+        finally:
+            runner.close()
+    assert expected.methods == under_test.methods == Counter({"client.run": 1})
