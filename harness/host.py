@@ -109,7 +109,11 @@ class Store:
 
 
 class Host:
-    """Answers one phase's callbacks from the scenario's host block."""
+    """Answers one phase's callbacks from the scenario's host block; call it as the handler."""
+
+    # Only waitFor may wait (a hold); the others are answered as they come, on the shim's
+    # reader (shim_callbacks.answers_at_once).
+    answers_at_once = frozenset({"host.store.get", "host.store.save", "host.hook"})
 
     def __init__(
         self,
@@ -129,6 +133,9 @@ class Host:
         self._outstanding = 0
         self._released = False
         self._parked_since: float | None = None
+
+    def __call__(self, method: str, params: dict[str, Any]) -> Any:
+        return self.handle(method, params)
 
     def handle(self, method: str, params: dict[str, Any]) -> Any:
         if method == "host.waitFor":

@@ -169,7 +169,7 @@ def _run_phase(
     host = Host(record.facts.wait_for, record.facts.hook_rules, store, phase.host, hold_timeout=hold_timeout_for(timeout))
     already = len(session.requests)
     try:
-        reply = shim.call("client.run", params, timeout=timeout, handler=host.handle)
+        reply = shim.call("client.run", params, timeout=timeout, handler=host)
     except ShimCallError as exc:
         if not exc.is_port_error:
             raise

@@ -1,8 +1,11 @@
 """The shim's host callbacks (its ``host.*`` requests during a call): answering each with
 the caller's handler, and what answering them says about the call.
 
-Each callback is answered on the transport's handler pool, never on the stdout reader, and
-its answer is queued through ``send``, which never blocks (:mod:`harness.shim_stdin`).
+Each callback is answered on the transport's handler pool, not on the stdout reader, since
+a handler may wait (a waitFor hold). A handler that names the methods it answers without ever
+waiting (:func:`answers_at_once`) has those answered on the reader: the hand-off cost more
+than the answer. Every answer is queued through ``send``, which never blocks
+(:mod:`harness.shim_stdin`).
 Whatever goes wrong while answering is kept on the :class:`PendingCall` and fails the call
 once it ends: a harness bug, an answer too large to send, or a request the protocol does not
 have. The shim always gets an answer, so it never waits on one forever.
@@ -31,6 +34,12 @@ HostHandler = Callable[[str, Any], Any]
 Send = Callable[[Message, str], None]
 
 
+def answers_at_once(handler: HostHandler | None) -> frozenset[str]:
+    """The callback methods ``handler`` answers without ever waiting: its ``answers_at_once``
+    attribute, when it has one (:class:`harness.host.Host` has)."""
+    return frozenset(getattr(handler, "answers_at_once", ()))
+
+
 @dataclass
 class PendingCall:
     """One harness→shim request awaiting its response, and its callbacks' problems."""
@@ -39,6 +48,7 @@ class PendingCall:
     method: str
     handler: HostHandler | None
     future: Future[Response] = field(default_factory=Future)
+    at_once: frozenset[str] = frozenset()  # the handler's answers_at_once
     handler_failures: list[BaseException] = field(default_factory=list)
     protocol_faults: list[str] = field(default_factory=list)
     too_large: list[OutgoingMessageTooLarge] = field(default_factory=list)

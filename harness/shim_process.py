@@ -6,7 +6,8 @@ to waiting callers by id, a stdin writer (:mod:`harness.shim_stdin`) so no threa
 blocks on a shim that stopped reading, a stderr drain that keeps a bounded tail, an exit
 waiter that notices the shim's exit at once even while a descendant holds its pipes, and a
 small pool that runs the caller's host handlers (``host.waitFor`` and friends) so several
-can be outstanding and any of them may block. Every call has one deadline covering both
+can be outstanding and any of them may block (the methods a handler answers at once are
+answered on the reader). Every call has one deadline covering both
 writing the request and reading the answer. The handshake lives in
 :mod:`harness.shim_session`; ending the shim's descendants in :mod:`harness.process_tree`.
 """
@@ -47,7 +48,7 @@ from .jsonrpc import (
     excerpt,
     parse_message,
 )
-from .shim_callbacks import HostHandler, PendingCall, answer_callback
+from .shim_callbacks import HostHandler, PendingCall, answer_callback, answers_at_once
 from .shim_child import ShimChild, exit_status
 from .shim_stdin import StdinWriter
 from .shim_streams import Redactor, StderrTail, Transcript
@@ -187,7 +188,7 @@ class ShimProcess:
         """Send a request and wait for its response; returns ``result`` or raises a ShimError."""
         with self._lock:
             self._raise_if_unusable(method)
-            pending = PendingCall(next(self._ids), method, handler)
+            pending = PendingCall(next(self._ids), method, handler, at_once=answers_at_once(handler))
             self._pending[pending.id] = pending
         try:
             # The request only joins the stdin queue; the one deadline below covers the shim
@@ -338,6 +339,9 @@ class ShimProcess:
         if owner is None or self._pool is None:
             error = ErrorObject(ErrorCode.METHOD_NOT_FOUND, f"no host handler is active for {request.method}")
             self._send(Response(request.id, error=error), request.method)  # queued: never blocks the reader
+            return
+        if request.method in owner.at_once:  # never waits: answered here
+            answer_callback(owner, request, self._send, listening=lambda: self._fatal is None)
             return
         self._pool.submit(answer_callback, owner, request, self._send, listening=lambda: self._fatal is None)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -144,3 +145,30 @@ def test_encode_line_refuses_over_the_limit_and_accepts_exactly_it() -> None:
         encode_line(obj, 100)
     assert far_over.value.size == base + 10_000
     assert str(far_over.value) == f"the encoded line would be {base + 10_000} bytes, over the 100 byte line limit"
+
+
+class _Recording:
+    """A handler answering host.hook at once and anything else after a pause, recording the
+    thread each answer came from."""
+
+    answers_at_once = frozenset({"host.hook"})
+
+    def __init__(self) -> None:
+        self.threads: dict[str, str] = {}
+
+    def __call__(self, method: str, params: Any) -> Any:
+        self.threads[method] = threading.current_thread().name
+        if method not in self.answers_at_once:
+            time.sleep(0.05)
+        return {}
+
+
+def test_what_a_handler_answers_at_once_is_answered_on_the_reader_and_the_rest_on_the_pool(shim: ShimProcess) -> None:
+    shim.start(faux_command("ok"))
+    shim.call("initialize", INIT, timeout=CALL_TIMEOUT)
+    handler = _Recording()
+    calls = [{"method": "host.store.get", "params": {"id": "c1"}}, {"method": "host.hook", "params": {"name": "afterTool"}}]
+    result = shim.call("client.run", {"hostCalls": calls}, timeout=CALL_TIMEOUT, handler=handler)
+    assert result["answers"] == [{"result": {}}, {"result": {}}]
+    assert handler.threads["host.hook"] == "shim-stdout", "a hand-off for an answer that never waits"
+    assert handler.threads["host.store.get"] != "shim-stdout", "a handler that may wait held up the reader"
