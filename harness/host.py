@@ -134,9 +134,6 @@ class Host:
         self._released = False
         self._parked_since: float | None = None
 
-    def __call__(self, method: str, params: dict[str, Any]) -> Any:
-        return self.handle(method, params)
-
     def handle(self, method: str, params: dict[str, Any]) -> Any:
         if method == "host.waitFor":
             return self._wait_for(params)
@@ -153,6 +150,8 @@ class Host:
         raise HostProtocolViolation(
             ErrorCode.METHOD_NOT_FOUND, f"unknown host method {method!r} (the host answers {', '.join(HOST_METHODS)})"
         )
+
+    __call__ = handle
 
     def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
         request: Any = params.get("request")

@@ -48,7 +48,6 @@ class PendingCall:
     method: str
     handler: HostHandler | None
     future: Future[Response] = field(default_factory=Future)
-    at_once: frozenset[str] = frozenset()  # the handler's answers_at_once
     handler_failures: list[BaseException] = field(default_factory=list)
     protocol_faults: list[str] = field(default_factory=list)
     too_large: list[OutgoingMessageTooLarge] = field(default_factory=list)

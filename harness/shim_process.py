@@ -188,7 +188,7 @@ class ShimProcess:
         """Send a request and wait for its response; returns ``result`` or raises a ShimError."""
         with self._lock:
             self._raise_if_unusable(method)
-            pending = PendingCall(next(self._ids), method, handler, at_once=answers_at_once(handler))
+            pending = PendingCall(next(self._ids), method, handler)
             self._pending[pending.id] = pending
         try:
             # The request only joins the stdin queue; the one deadline below covers the shim
@@ -340,7 +340,7 @@ class ShimProcess:
             error = ErrorObject(ErrorCode.METHOD_NOT_FOUND, f"no host handler is active for {request.method}")
             self._send(Response(request.id, error=error), request.method)  # queued: never blocks the reader
             return
-        if request.method in owner.at_once:  # never waits: answered here
+        if request.method in answers_at_once(owner.handler):  # never waits: answered here
             answer_callback(owner, request, self._send, listening=lambda: self._fatal is None)
             return
         self._pool.submit(answer_callback, owner, request, self._send, listening=lambda: self._fatal is None)
