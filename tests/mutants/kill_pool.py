@@ -83,24 +83,27 @@ def _claim_host(shared: Path) -> bool:
 
 
 @contextmanager
-def watch_reports(names: list[str], shared: Path) -> Iterator[dict[str, Future[KillReport]]]:
+def watch_reports(names: list[str], shared: Path, *,
+                  timeout_s: float = OTHER_WORKER_TIMEOUT_S) -> Iterator[dict[str, Future[KillReport]]]:
     """A future per mutant, completed with the report the hosting process writes to
     ``shared`` (``kill_runner.kill_and_share``), by one thread that looks for them; each
-    still missing when no report has come for ``OTHER_WORKER_TIMEOUT_S`` is a timed-out run."""
+    still missing when no report has come for ``timeout_s`` is a timed-out run. (An
+    argument, not a module global a test patches: the session's own watcher thread may be
+    reading it in the same process meanwhile, and timed every mutant out after 0.3 s.)"""
     futures: dict[str, Future[KillReport]] = {name: Future() for name in names}
     stop = threading.Event()
 
     def watch() -> None:
         # The host runs a few mutants at a time, each within RUN_TIMEOUT_S: this long without
         # a new report, it is gone.
-        deadline = time.monotonic() + OTHER_WORKER_TIMEOUT_S
+        deadline = time.monotonic() + timeout_s
         waiting = list(names)
         while waiting and not stop.is_set():
             for name in list(waiting):
                 if (report := read_shared(name, shared)) is not None:
                     futures[name].set_result(report)
                     waiting.remove(name)
-                    deadline = time.monotonic() + OTHER_WORKER_TIMEOUT_S
+                    deadline = time.monotonic() + timeout_s
             if time.monotonic() > deadline:
                 for name in waiting:
                     futures[name].set_result(timed_out(name))

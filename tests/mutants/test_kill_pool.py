@@ -8,7 +8,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import kill_pool
-import pytest
 from kill_runner import KillReport, KillRun
 
 
@@ -30,8 +29,7 @@ def test_a_watched_report_is_the_one_the_host_wrote(tmp_path: Path) -> None:
     assert futures["later"].cancelled()  # the session ended before the host wrote it
 
 
-def test_a_host_that_stops_writing_times_the_rest_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kill_pool, "OTHER_WORKER_TIMEOUT_S", 0.3)
-    with kill_pool.watch_reports(["never-written"], tmp_path) as futures:
+def test_a_host_that_stops_writing_times_the_rest_out(tmp_path: Path) -> None:
+    with kill_pool.watch_reports(["never-written"], tmp_path, timeout_s=0.3) as futures:
         report = futures["never-written"].result(timeout=30)
     assert report.run.returncode == -1 and "timed out waiting for another worker's run" in report.run.output
