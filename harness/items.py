@@ -210,8 +210,8 @@ class VariantItem(pytest.Item):
         data = {
             "variant": self.variant.node_id,
             "phases": [
-                {"entry": p.entry, "params": p.params, "requests": p.requests, "result": p.result, "error": p.error,
-                 "events": p.events, "waitFor": p.host.wait_for, "saves": p.host.saves,
+                {"entry": p.entry, "params": p.params, "requests": p.requests, "reply": p.raw_reply, "error": p.error,
+                 "waitFor": p.host.wait_for, "saves": p.host.saves,
                  "hostAnswers": [{"request": e.request, "answer": e.answer} for e in p.host.exchanges]}
                 for p in phases
             ],

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from .runner import PhaseRecord, RunRecord
+from .value_model import hook_event_value
 
 RESULT_FIELDS = ("status", "text", "messages", "pending", "limit")
 TOOL_EVENT_FIELDS = ("event", "tool", "source", "isError", "pending")
@@ -64,7 +65,7 @@ def _hook(call: dict[str, Any]) -> dict[str, Any]:
     """A host.hook call: which hook, for which tool, with which args (and afterTool's
     result). The call id is optional in the protocol, so it is not compared here; the
     executions carry it."""
-    raw = call.get("event")
+    raw = hook_event_value(call.get("event"))
     event: dict[str, Any] = raw if isinstance(raw, dict) else {}
     out = {"hook": call.get("name"), "tool": event.get("name"), "args": event.get("args")}
     if "result" in event:

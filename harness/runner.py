@@ -19,6 +19,7 @@ from .host import Exchange, Host, HostLog, Store, hold_timeout_for
 from .json_copy import copy_json
 from .scenario import Variant
 from .shim_streams import REDACTED, SECRET_MEMBERS
+from .value_model import event_value, metric_value, run_result_value
 
 API_KEY = "sk-conformance-test-key"
 DEFAULT_MODEL = "conformance-model"
@@ -48,6 +49,9 @@ class PhaseRecord:
     executions: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, Any] | None = None
     provider_violations: list[str] = field(default_factory=list)
+    # The client.run reply exactly as the shim sent it (result, events, metrics are kept
+    # above read through the value model, SPEC.md §6); --artifacts shows this one.
+    raw_reply: dict[str, Any] | None = None
 
     @property
     def resume_exchange(self) -> Exchange | None:
@@ -175,9 +179,10 @@ def _run_phase(
             raise
         phase.error = {"kind": (exc.data or {}).get("kind", "run"), "message": exc.message}
     else:
-        phase.result = reply.get("result")
-        phase.events = reply.get("events") or []
-        phase.metrics = reply.get("metrics") or []
+        phase.raw_reply = reply
+        phase.result = run_result_value(reply.get("result"))
+        phase.events = [event_value(e) for e in reply.get("events") or []]
+        phase.metrics = [metric_value(m) for m in reply.get("metrics") or []]
         phase.executions = reply.get("executions") or []
     for recorded in session.requests[already:]:
         phase.requests.append(recorded.parsed)

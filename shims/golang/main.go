@@ -16,7 +16,9 @@ const protocolVersion = 1
 // -ldflags -X, naming the checkout it built against (its newest CHANGELOG release +checkout).
 var portVersion = "0.16.0"
 
-var capabilities = []string{"openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register"}
+// capabilities: what every release the shim builds against has, plus relayCapabilities
+// (relay.go or norelay.go, chosen by the build tag).
+var capabilities = append([]string{"openai", "anthropic", "stream", "store", "hooks", "concurrentWaitFor", "register"}, relayCapabilities...)
 
 func main() {
 	ch := newChannel(os.Stdout)

@@ -96,11 +96,7 @@ func runEntry(ctx context.Context, ch *channel, raw json.RawMessage) (any, *rpcE
 		if jerr := errors.Join(json.Unmarshal(p.Pending, &pending), json.Unmarshal(p.Answer, &answer)); jerr != nil {
 			return nil, &rpcError{Code: codeInvalidParams, Message: "client.run: pending/answer: " + jerr.Error()}
 		}
-		if p.Entry == "runWithAnswer" {
-			result, err = client.RunWithAnswer(ctx, tk, p.History, pending, answer)
-		} else {
-			result, err = client.AskWithAnswer(ctx, tk, p.ID, pending, answer)
-		}
+		result, err = resume(ctx, client, tk, p, pending, answer)
 	default:
 		return nil, &rpcError{Code: codeInvalidParams, Message: "client.run: unknown entry " + p.Entry}
 	}

@@ -107,7 +107,7 @@ func portTools(specs []toolSpec, rec *recorder) []tn.Tool {
 			if t.Schema != nil {
 				schema = tn.JSONSchema(t.Schema)
 			}
-			tools = append(tools, tn.RelayTool(t.Name, t.Description, schema))
+			tools = append(tools, relayTool(t.Name, t.Description, schema))
 			continue
 		}
 		tools = append(tools, nativeTool(t, rec))

@@ -1,11 +1,15 @@
 """Shapes the python port's objects into the shim protocol's JSON (SPEC §4, §6).
 
-A shim adds nothing and cleans nothing (SPEC §6). The port ships no serializer, so its
-dataclasses (Request, Answer, RunResult) go out as Python's standard generic serializer
-writes them: ``dataclasses.asdict`` (then ``json``) — an absent optional field is written
-as ``null``, exactly as a Python host serializing the port's objects would get it. Dicts
-the port builds itself (transcripts, stream events, metric events, tool-call records) pass
-through as the port holds them.
+A shim adds nothing and cleans nothing (SPEC §6). The port ships no serializer for its
+§10 wire types, so a Request or Answer goes out as the port's own types declare it: its
+declared fields, with ``None`` (Python's "no value", the port's ``Optional[...] = None``)
+meaning the key is absent — the port's Request "mirrors js/src/types.ts", whose optional
+keys are left out, and the port projects its other wire dataclasses the same way rather than
+``asdict``-ing them (``toolnexus/classifier.py``). The RunResult is a value, not wire data
+(upstream §8): it goes out as ``dataclasses.asdict`` writes it, and the harness reads its
+``None`` fields through the value model of SPEC §6. Dicts the port builds itself
+(transcripts, stream events, metric events, tool-call records) pass through as the port
+holds them.
 
 The one thing done to non-wire data is renaming: RunResult's fields, metric events and
 stream envelopes are idiomatic snake_case in this port and get the protocol's camelCase
@@ -29,8 +33,11 @@ def wire(value: Any) -> Any:
 
 
 def request_wire(request: Any) -> Any:
-    """A Request (or Answer) as the standard serializer writes it."""
-    return wire(request)
+    """A Request (or Answer) on the wire: its declared fields in declaration order, a
+    ``None`` field left out (a dict, as a port may hold one, passes through)."""
+    if dataclasses.is_dataclass(request) and not isinstance(request, type):
+        return {f.name: getattr(request, f.name) for f in dataclasses.fields(request) if getattr(request, f.name) is not None}
+    return request
 
 
 def request_from_wire(wire: dict[str, Any]) -> tn.Request:
@@ -62,13 +69,16 @@ def renamed(mapping: Any) -> Any:
 
 def run_result(result: Any) -> Any:
     """The RunResult as ``asdict`` writes it, its own field names (and its tool-call records'
-    and usage's) renamed to camelCase; ``messages`` and ``pending`` are left as written."""
+    and usage's) renamed to camelCase; ``messages`` is left as written and ``pending`` is the
+    Request on the wire."""
     written = wire(result)
     if not isinstance(written, dict):
         return written
     neutral: dict[str, Any] = {}
     for key, value in written.items():
-        if key == "tool_calls" and isinstance(value, list):
+        if key == "pending":
+            value = request_wire(getattr(result, "pending", value))
+        elif key == "tool_calls" and isinstance(value, list):
             value = [renamed(call) for call in value]
         elif key == "usage":
             value = renamed(value)
