@@ -3,9 +3,11 @@
 error envelope. ``tool_use.input`` is the scripted argument text parsed (key order kept);
 a stream sends that same text as ``input_json_delta`` pieces. A turn's
 ``extra.extraBlocks`` (say a ``thinking`` block) lead the content list, as thinking does on
-the real API (streamed: a ``content_block_start`` carrying the block as scripted, then its
-stop); ``extra.extraResponseKeys`` go on the message, ``extra.extraEvents`` are sent right
-after ``message_start``; ``wire.usage: "absent"`` drops every usage object."""
+the real API (streamed as the API streams them: a thinking block empty at its start, then
+``thinking_delta`` and ``signature_delta``; other blocks whole at their start);
+``extra.extraResponseKeys`` go on the message, ``extra.extraEvents`` are sent right after
+``message_start``; ``wire.usage: "absent"`` drops every usage object (a gateway shape:
+wire.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from .sse import halves, named_event
 
 STYLE = "anthropic"
 ENDPOINT = "/messages"
+REQUEST_ID_HEADER = "request-id"
 
 
 def stop_reason(turn: ScriptedTurn) -> str:
@@ -76,7 +79,7 @@ def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[byt
     events.append(named_event("ping", {"type": "ping"}))
     index = 0
     for block in turn.extra.blocks:
-        events.extend(_block_events(index, copy_json(dict(block)), []))
+        events.extend(_block_events(index, *_extra_block_stream(copy_json(dict(block)))))
         index += 1
     if turn.text or not turn.tool_calls:
         text_deltas = [
@@ -100,6 +103,25 @@ def message_events(turn: ScriptedTurn, model: str, message_id: str) -> tuple[byt
     events.append(named_event("message_delta", delta))
     events.append(named_event("message_stop", {"type": "message_stop"}))
     return tuple(events)
+
+
+def _extra_block_stream(block: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """How the Messages API streams a block beyond text and tool_use: a ``thinking`` block
+    starts with empty ``thinking`` and ``signature`` and arrives as ``thinking_delta`` pieces
+    and one ``signature_delta`` (the API reference's "Streaming Messages", and the only
+    delta types anthropic's ``RawContentBlockDelta`` has for it). Every other block type
+    (``redacted_thinking``, which has no delta type, and blocks a port does not know) comes
+    whole in its ``content_block_start``."""
+    if block.get("type") != "thinking":
+        return block, []
+    thinking, signature = block.get("thinking"), block.get("signature")
+    opening = dict(block, thinking="", signature="")
+    deltas: list[dict[str, Any]] = []
+    if isinstance(thinking, str):
+        deltas.extend({"type": "thinking_delta", "thinking": piece} for piece in halves(thinking) if piece)
+    if isinstance(signature, str):
+        deltas.append({"type": "signature_delta", "signature": signature})
+    return opening, deltas
 
 
 def _block_events(

@@ -14,6 +14,7 @@ from .sse import data_event, halves
 
 STYLE = "openai"
 ENDPOINT = "/chat/completions"
+REQUEST_ID_HEADER = "x-request-id"
 # A fixed creation time keeps responses byte-stable across runs.
 CREATED = 1_700_000_000
 

@@ -14,8 +14,10 @@ answer a ``tool_use`` of the message before it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from . import request_rules
+from .rejection import Rejection
 
 # stable rule codes
 BODY_INVALID_JSON = "request.invalid-json"
@@ -32,27 +34,25 @@ ANTHROPIC_RESULTS_NOT_FIRST = "anthropic.tool-result-not-first"
 ANTHROPIC_ORPHAN_TOOL_RESULT = "anthropic.orphan-tool-result"
 
 _OPENAI_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
-
-
-@dataclass(frozen=True)
-class Rejection:
-    code: str
-    message: str
-    status: int = 400
-    error_type: str = "invalid_request_error"
-    param: str | None = None  # OpenAI envelope only
-    error_code: str | None = None  # OpenAI envelope's "code"
+_ANTHROPIC_ROLES = ("user", "assistant", "system")
 
 
 def check_openai(body: Any) -> list[Rejection]:
-    """Shape first; the pairing rules only run on a well-formed message list."""
+    """Shape first, then the documented parameters (request_rules.py); the pairing rules
+    only run on a well-formed request."""
     shape = _openai_shape(body)
-    return shape if shape else openai_pairing(body["messages"])
+    if shape:
+        return shape
+    documented = request_rules.check_openai_request(body)
+    return [documented] if documented is not None else openai_pairing(body["messages"])
 
 
 def check_anthropic(body: Any) -> list[Rejection]:
     shape = _anthropic_shape(body)
-    return shape if shape else anthropic_pairing(body["messages"])
+    if shape:
+        return shape
+    documented = request_rules.check_anthropic_request(body)
+    return [documented] if documented is not None else anthropic_pairing(body["messages"])
 
 
 def invalid_json(style: str) -> Rejection:
@@ -246,6 +246,7 @@ def _anthropic_shape(body: Any) -> list[Rejection]:
         key, code = missing[0]
         return [Rejection(code, f"{key}: Field required")]
     for i, msg in enumerate(body["messages"]):
-        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
-            return [Rejection(BAD_MESSAGE, f"messages.{i}.role: Input should be 'user' or 'assistant'")]
+        # Source: anthropic.types.MessageParam, a user, assistant or system message.
+        if not isinstance(msg, dict) or msg.get("role") not in _ANTHROPIC_ROLES:
+            return [Rejection(BAD_MESSAGE, f"messages.{i}.role: Input should be 'user', 'assistant' or 'system'")]
     return []

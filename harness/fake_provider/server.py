@@ -1,7 +1,9 @@
 """HTTP plumbing of the fake provider: a stdlib ``ThreadingHTTPServer`` on 127.0.0.1 in a
 daemon thread, speaking HTTP/1.1. It turns each request into an ``IncomingRequest``, asks
-a router for a ``Reply`` and writes it: JSON with Content-Length on a keep-alive
-connection, or SSE (no Content-Length, ``Connection: close``) flushed event by event.
+a router for a ``Reply`` and writes it: JSON with Content-Length, or SSE in chunked transfer
+encoding flushed event by event (one chunk per event or scripted piece), both on a
+connection kept alive as OpenAI's and Anthropic's servers keep it (an HTTP/1.0 client gets
+its stream delimited by the connection closing instead).
 
 It knows nothing about providers, sessions or scripts; ``sessions.py`` is the router.
 
@@ -207,17 +209,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 return
             self.send_header("Cache-Control", "no-cache")
-            # an SSE stream has no length: its end is the connection closing
-            self.send_header("Connection", "close")
+            chunked = self.request_version != "HTTP/1.0"
+            if chunked:
+                # as the providers serve a stream: chunked on a connection kept alive, so a
+                # client's next request may reuse it
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                # HTTP/1.0 has no chunked framing: the stream's end is the connection closing
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.flush()
-            send = self.connection.sendall  # one send per event, as the writer's flush made, in fewer steps
+            send = self.connection.sendall  # one send per event (or split piece), a chunk each
             for event in reply.events:
-                send(event)
+                if not event:
+                    continue  # an empty chunk would end the body
+                send(b"%x\r\n%b\r\n" % (len(event), event) if chunked else event)
                 if reply.pause_s:
                     # quiet on the line, so the client's read ends at this boundary
                     time.sleep(reply.pause_s)
-            self.close_connection = True
+            if chunked:
+                send(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
 

@@ -84,17 +84,18 @@ class Session:
             )
             self.requests.append(record)
             rejection = self._check(incoming, subpath, record)
+            request_id = f"req_fake_{self.token}_{index}"
             if rejection is not None:
                 self.violations.append(
                     ProviderViolation(rejection.code, rejection.message, index, rejection.status)
                 )
-                reply = error_reply(self.style, rejection, f"req_fake_{self.token}_{index}")
+                reply = error_reply(self.style, rejection, request_id)
             else:
                 # _check turned away every body that is not a well-formed JSON request object
                 assert isinstance(parsed, dict), "an accepted request has a JSON object body"
                 turn_index = self.turns_served
                 self.turns_served += 1
-                reply = self._render(turn_index, parsed)
+                reply = with_request_id(self.style, self._render(turn_index, parsed), request_id)
                 self.replies.append(reply)
             record.status = reply.status
         return reply
@@ -232,7 +233,14 @@ def error_reply(style: str, rejection: Rejection, request_id: str) -> Reply:
         )
     else:
         envelope = anthropic.error_envelope(rejection.message, rejection.error_type, request_id)
-    return Reply.json(rejection.status, envelope)
+    return with_request_id(style, Reply.json(rejection.status, envelope), request_id)
+
+
+def with_request_id(style: str, reply: Reply, request_id: str) -> Reply:
+    """The reply with the request-id header its provider sends on every response (OpenAI
+    ``x-request-id``, Anthropic ``request-id``; the SDKs expose it as ``_request_id``)."""
+    name = openai.REQUEST_ID_HEADER if style == openai.STYLE else anthropic.REQUEST_ID_HEADER
+    return replace(reply, headers=(*reply.headers, (name, request_id)))
 
 
 def _header_rejection(style: str, headers: dict[str, str]) -> Rejection | None:
@@ -246,7 +254,10 @@ def _header_rejection(style: str, headers: dict[str, str]) -> Rejection | None:
                 status=401,
             )
         return None
-    if not headers.get("x-api-key", "").strip():
+    # The Messages API takes the key as x-api-key (the API reference's header) or as
+    # Authorization: Bearer (what anthropic 2.x sends by default).
+    scheme, _, bearer = headers.get("authorization", "").partition(" ")
+    if not headers.get("x-api-key", "").strip() and not (scheme.lower() == "bearer" and bearer.strip()):
         return Rejection(
             MISSING_API_KEY,
             "x-api-key header is required",

@@ -131,6 +131,11 @@ class AnthropicProvider:
                 elif delta.get("type") == "input_json_delta":
                     piece = delta.get("partial_json")
                     partial[index] = partial.get(index, "") + (piece if isinstance(piece, str) else "")
+                # a thinking block starts empty and arrives in these deltas (Messages API streaming)
+                elif delta.get("type") == "thinking_delta" and isinstance(delta.get("thinking"), str):
+                    block["thinking"] = block.get("thinking", "") + delta["thinking"]
+                elif delta.get("type") == "signature_delta" and isinstance(delta.get("signature"), str):
+                    block["signature"] = delta["signature"]
             elif kind == "message_delta":
                 if isinstance(event.get("delta"), dict):
                     stop_reason = event["delta"].get("stop_reason", stop_reason)

@@ -118,6 +118,10 @@ def assemble_anthropic(text: str) -> dict[str, Any]:
             delta = event["delta"]
             if delta["type"] == "text_delta":
                 blocks[event["index"]]["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                blocks[event["index"]]["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                blocks[event["index"]]["signature"] = delta["signature"]
             else:
                 partial[event["index"]] = partial.get(event["index"], "") + delta["partial_json"]
         elif kind == "message_delta":

@@ -72,8 +72,20 @@ def test_streams_carry_the_extras_of_their_style(provider: FakeProvider, client:
     else:
         assert "refusal" not in response.text
         blocks = assemble_anthropic(response.text)["content"]
-        assert [b["type"] for b in blocks] == ["thinking", "tool_use"]
-        assert f'"content_block":{json.dumps(THINKING, separators=(",", ":"))}' in response.text
+        assert blocks[0] == THINKING and blocks[1]["type"] == "tool_use"
+        # as the Messages API streams thinking: an empty start, then thinking and signature deltas
+        assert '"content_block":{"type":"thinking","thinking":"","signature":""}' in response.text
+        assert response.text.count('"type":"thinking_delta"') == 2
+        assert '"delta":{"type":"signature_delta","signature":"sig-1"}' in response.text
+
+
+def test_redacted_thinking_streams_whole_in_its_start(provider: FakeProvider, client: httpx.Client) -> None:
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
+    session = provider.session([{"text": "ok", "extra": {"extraBlocks": [redacted]}}], "anthropic")
+    response = post(client, session, minimal_body("anthropic", stream=True))
+    # the SDK's RawContentBlockDelta has no delta type for it: the start carries the data
+    assert f'"content_block":{json.dumps(redacted, separators=(",", ":"))}' in response.text
+    assert assemble_anthropic(response.text)["content"][0] == redacted
 
 
 def test_pairing_accepts_a_thinking_block_in_the_replayed_turn() -> None:

@@ -126,7 +126,8 @@ ANTHROPIC_CASES: list[tuple[str, list[dict[str, Any]], str | None]] = [
         [USER, _uses("t1"), _user(_result("t1"), _result("t8"))],
         pairing.ANTHROPIC_ORPHAN_TOOL_RESULT,
     ),
-    ("bad role", [{"role": "system", "content": "x"}], pairing.BAD_MESSAGE),
+    # anthropic 2.16 documents user, assistant and system messages (MessageParam); not tool
+    ("bad role", [{"role": "tool", "content": "x"}], pairing.BAD_MESSAGE),
 ]
 
 

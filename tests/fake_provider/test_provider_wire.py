@@ -53,26 +53,49 @@ def _stream(client: httpx.Client, session: Session, **extra: Any) -> httpx.Respo
 
 
 def _raw_reads(session: Session, body: dict[str, Any]) -> list[bytes]:
-    """The body of one streamed response as the socket's successive reads delivered it."""
+    """The body of one streamed response as the socket's successive reads delivered it, with
+    the chunked framing taken out (each read keeps the body bytes it carried)."""
     payload = json.dumps(body).encode()
     path = session.base_url.split("127.0.0.1", 1)[1].split("/", 1)[1]
     host, port = session.origin.removeprefix("http://").split(":")
     head = (
         f"POST /{path}/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-        f"Authorization: {headers_for('openai')['Authorization']}\r\nContent-Length: {len(payload)}\r\n\r\n"
+        f"Authorization: {headers_for('openai')['Authorization']}\r\nContent-Length: {len(payload)}\r\n"
+        "Connection: close\r\n\r\n"
     ).encode()
-    reads: list[bytes] = []
+    raw_reads: list[bytes] = []
     with socket.create_connection((host, int(port)), timeout=5) as sock:
         sock.sendall(head + payload)
         buffer = b""
         while b"\r\n\r\n" not in buffer:
             buffer += sock.recv(65536)
-        rest = buffer.split(b"\r\n\r\n", 1)[1]
+        response_head, rest = buffer.split(b"\r\n\r\n", 1)
+        assert b"transfer-encoding: chunked" in response_head.lower()
         if rest:
-            reads.append(rest)
+            raw_reads.append(rest)
         while chunk := sock.recv(65536):
-            reads.append(chunk)
-    return reads
+            raw_reads.append(chunk)
+    return _dechunked_reads(raw_reads)
+
+
+def _dechunked_reads(raw_reads: list[bytes]) -> list[bytes]:
+    """Each read's share of the chunked body's data (a read of framing only is dropped)."""
+    raw = b"".join(raw_reads)
+    owner: list[int] = []  # for each raw byte, the read it arrived in
+    for number, read in enumerate(raw_reads):
+        owner.extend([number] * len(read))
+    shares: list[bytearray] = [bytearray() for _ in raw_reads]
+    at = 0
+    while True:
+        line_end = raw.index(b"\r\n", at)
+        size = int(raw[at:line_end], 16)
+        start = line_end + 2
+        for offset in range(start, start + size):
+            shares[owner[offset]].append(raw[offset])
+        at = start + size + 2
+        if size == 0:
+            assert at == len(raw), "bytes after the last chunk"
+            return [bytes(share) for share in shares if share]
 
 
 @pytest.mark.rule("loop.sse-openai")
