@@ -1,11 +1,15 @@
 """Per-port expectations: the known failures a port is allowed, as a ratchet.
 
-A file (TOML) lists entries keyed ``scenario[variant]::rule`` — ``*`` may stand for any run
-of characters — each with a reason class. An expected entry must fail *with that class*;
+A file (TOML) lists entries, each one root cause: a ``rule`` over the ``variants`` that
+show it (``scenario[variant]``; ``*`` may stand for any run of characters), a reason class,
+the ``cause`` as a person wrote it (what the port does, kept across updates), optionally
+the port ``source`` line that does it, and ``note``: the current observation of the first
+variant, rewritten on every update. The older one-outcome form, ``key =
+"scenario[variant]::rule"``, is still read. An expected entry must fail *with that class*;
 an unexpected failure fails the test; an unexpected pass fails too and prints the command
 that rewrites the file; on a full run an entry that matched nothing is an error; a
-wildcard may match at most ``MAX_WILDCARD`` outcomes. This module is the only one that
-knows the file's grammar.
+wildcard ``key`` may match at most ``MAX_WILDCARD`` outcomes. This module is the only one
+that knows the file's grammar.
 """
 
 from __future__ import annotations
@@ -37,6 +41,19 @@ class Entry:
     # A failure that comes and goes with timing inside the port (e.g. golang's data race in
     # mergeRelayCalls): a pass does not make the entry stale, a different failure still fails.
     flaky: bool = False
+    # A root-cause entry (``rule`` + ``variants``) stands for every ``variant::rule`` key;
+    # ``key`` is then the first of them (how the entry is named in messages).
+    rule: str | None = None
+    variants: tuple[str, ...] = ()
+    cause: str = ""
+    source: str = ""
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every ``variant::rule`` key (pattern) the entry lists."""
+        if self.rule is None:
+            return (self.key,)
+        return tuple(f"{v}::{self.rule}" for v in self.variants)
 
     @property
     def wildcard(self) -> bool:
@@ -75,23 +92,33 @@ class _Index:
 
     size: int
     exact: dict[str, tuple[int, Entry]]
-    wildcards: dict[str | None, list[tuple[int, Entry]]]
+    wildcards: dict[str | None, list[tuple[int, _Pattern]]]
 
     @classmethod
     def of(cls, entries: list[Entry]) -> _Index:
         exact: dict[str, tuple[int, Entry]] = {}
         wildcards: dict[str | None, list[tuple[int, Entry]]] = {}
         for position, entry in enumerate(entries):
-            if entry.wildcard:
-                wildcards.setdefault(entry.scenario_part, []).append((position, entry))
-            else:
-                exact.setdefault(entry.key, (position, entry))
+            for key in entry.keys:
+                if "*" in key:
+                    part = Entry(key, entry.reason)
+                    wildcards.setdefault(part.scenario_part, []).append((position, _Pattern(part, entry)))
+                else:
+                    exact.setdefault(key, (position, entry))
         return cls(len(entries), exact, wildcards)
 
     def wildcard_matches(self, key: str) -> list[tuple[int, Entry]]:
-        """The wildcard entries matching ``key``, in file order."""
+        """The entries with a wildcard pattern matching ``key``, in file order."""
         candidates = self.wildcards.get(key.split("[", 1)[0], []) + self.wildcards.get(None, [])
-        return sorted((c for c in candidates if c[1].matches(key)), key=lambda c: c[0])
+        return sorted(((pos, c.entry) for pos, c in candidates if c.pattern.matches(key)), key=lambda c: c[0])
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """One wildcard key of an entry (a root-cause entry may list several)."""
+
+    pattern: Entry
+    entry: Entry
 
 
 @dataclass
@@ -131,7 +158,7 @@ class Expectations:
         found = exact[1] if exact is not None else (wildcards[0][1] if wildcards else None)
         if found is not None:
             found.matched += 1
-            if found.spans_variants and found.matched > MAX_WILDCARD:
+            if found.rule is None and found.spans_variants and found.matched > MAX_WILDCARD:
                 raise ExpectationsError(
                     f"{self.path}: wildcard entry {found.key!r} matches more than {MAX_WILDCARD} outcomes; list them"
                 )
@@ -151,18 +178,12 @@ def load(path: Path | None) -> Expectations:
     entries, seen = [], set()
     for i, item in enumerate(raw.get("expected", [])):
         where = f"{path}: expected[{i}]"
-        key, reason = item.get("key"), item.get("reason")
-        if not isinstance(key, str) or "::" not in key:
-            raise ExpectationsError(f"{where}: key must look like 'scenario[variant]::rule', got {key!r}")
-        if reason not in REASONS:
-            raise ExpectationsError(f"{where}: reason {reason!r} is not one of {', '.join(REASONS)}")
-        if key in seen:
-            raise ExpectationsError(f"{where}: duplicate key {key!r}")
-        seen.add(key)
-        flaky = item.get("flaky", False)
-        if not isinstance(flaky, bool):
-            raise ExpectationsError(f"{where}: flaky must be true or false, got {flaky!r}")
-        entries.append(Entry(key, reason, str(item.get("note", "")), flaky=flaky))
+        entry = _entry(item, where)
+        for key in entry.keys:
+            if key in seen:
+                raise ExpectationsError(f"{where}: duplicate key {key!r}")
+            seen.add(key)
+        entries.append(entry)
     unknown = set(raw) - {"expected", "port"}
     if unknown:
         raise ExpectationsError(f"{path}: unknown top-level key(s) {sorted(unknown)}")
@@ -172,30 +193,93 @@ def load(path: Path | None) -> Expectations:
     return Expectations(path, entries, port)
 
 
+ENTRY_FIELDS = {"key", "rule", "variants", "reason", "note", "flaky", "cause", "source"}
+
+
+def _entry(item: dict[str, object], where: str) -> Entry:
+    unknown = set(item) - ENTRY_FIELDS
+    if unknown:
+        raise ExpectationsError(f"{where}: unknown field(s) {sorted(unknown)}; an entry has {sorted(ENTRY_FIELDS)}")
+    reason = item.get("reason")
+    if reason not in REASONS:
+        raise ExpectationsError(f"{where}: reason {reason!r} is not one of {', '.join(REASONS)}")
+    flaky = item.get("flaky", False)
+    if not isinstance(flaky, bool):
+        raise ExpectationsError(f"{where}: flaky must be true or false, got {flaky!r}")
+    texts = {name: item.get(name, "") for name in ("note", "cause", "source")}
+    for name, text in texts.items():
+        if not isinstance(text, str):
+            raise ExpectationsError(f"{where}: {name} must be a string, got {text!r}")
+    rule, variants = item.get("rule"), item.get("variants")
+    if rule is not None or variants is not None:
+        if "key" in item:
+            raise ExpectationsError(f"{where}: give either key or rule + variants, not both")
+        if not isinstance(rule, str) or not rule or "::" in rule:
+            raise ExpectationsError(f"{where}: rule must be a rule id (or *), got {rule!r}")
+        if not isinstance(variants, list) or not variants or not all(isinstance(v, str) and "[" in v for v in variants):
+            raise ExpectationsError(f"{where}: variants must be a non-empty list of 'scenario[variant]', got {variants!r}")
+        return Entry(
+            f"{variants[0]}::{rule}", str(reason), texts["note"], flaky=flaky, rule=rule, variants=tuple(variants),
+            cause=texts["cause"], source=texts["source"],
+        )
+    key = item.get("key")
+    if not isinstance(key, str) or "::" not in key:
+        raise ExpectationsError(f"{where}: key must look like 'scenario[variant]::rule', got {key!r}")
+    return Entry(key, str(reason), texts["note"], flaky=flaky, cause=texts["cause"], source=texts["source"])
+
+
 def write(
     path: Path, port: str, failures: dict[str, tuple[str, str]], previous: Expectations, regenerate: str
-) -> None:
-    """Rewrite ``path`` from observed failures {key: (reason, one-line observation)}.
+) -> int:
+    """Rewrite ``path`` from observed failures {key: (reason, one-line observation)}; return
+    how many entries it wrote.
 
-    A variant that failed only for a missing capability gets one ``variant::*`` entry, so a
-    port without relay does not need one line per rule per relay variant."""
-    notes = {e.key: e.note for e in previous.entries}
+    One entry per root cause: the failures of one rule and reason class form one entry,
+    split as the previous file's entries split them (each keeps its ``cause``, ``source``
+    and ``flaky``); its ``note`` is rewritten from this run's observation. A variant that
+    failed only for a missing capability is grouped with the others missing the same ones
+    under rule ``*``. A flaky entry keeps the variants this run happened to pass."""
     failures = collapse_capability(failures)
-    # A flaky entry stays although this run happened to pass it: its next run may not.
-    flaky = {e.key: e for e in previous.entries if e.flaky}
-    for key, entry in flaky.items():
-        failures.setdefault(key, (entry.reason, entry.note))
-    document = {
-        "port": port,
-        "expected": [
-            {"key": key, "reason": failures[key][0], "note": _note(notes.get(key) or failures[key][1])}
-            | ({"flaky": True} if key in flaky else {})
-            for key in sorted(failures)
-        ],
-    }
+    groups: dict[tuple[str, str, int | None], list[str]] = {}
+    owners = previous.entries
+    for key in sorted(failures):
+        variant, rule = key.split("::", 1)
+        reason, observed = failures[key]
+        owner = previous.first_match(key)
+        slot = owners.index(owner) if owner is not None and owner.rule is not None and owner.reason == reason else None
+        if rule == "*" and slot is None:
+            rule = f"*{observed}"  # capability entries: grouped by what is missing
+        groups.setdefault((rule, reason, slot), []).append(key)
+    flaky_keys = {key for key in failures if (e := previous.first_match(key)) is not None and e.flaky}
+    for position, entry in enumerate(owners):
+        if entry.flaky:
+            for key in entry.keys:
+                if "*" not in key and key not in failures:
+                    failures[key] = (entry.reason, entry.note.split(": ", 1)[-1] if entry.rule else entry.note)
+                    flaky_keys.add(key)
+                    slot = position if entry.rule is not None else None
+                    groups.setdefault((key.split("::", 1)[1], entry.reason, slot), []).append(key)
+    expected = []
+    for (rule, reason, slot), keys in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[1][0])):
+        rule = "*" if rule.startswith("*") else rule
+        entry = owners[slot] if slot is not None else None
+        variants = sorted(dict.fromkeys(k.split("::", 1)[0] for k in keys))
+        first = keys[0]
+        item: dict[str, object] = {"rule": rule, "reason": reason}
+        if entry is not None and entry.cause:
+            item["cause"] = entry.cause
+        if entry is not None and entry.source:
+            item["source"] = entry.source
+        item["note"] = _note(f"{first.split('::', 1)[0]}: {failures[first][1]}")
+        if any(k in flaky_keys for k in keys):
+            item["flaky"] = True
+        item["variants"] = variants
+        expected.append(item)
+    document = {"port": port, "expected": expected}
     header = f"# Known failures of port {port!r}, kept by the harness's ratchet.\n# Regenerate: {_one_line(regenerate)}\n"
     # tomli_w escapes every control character, so what it writes tomllib reads back.
     path.write_text(header + tomli_w.dumps(document, multiline_strings=False), encoding="utf-8")
+    return len(expected)
 
 
 def collapse_capability(failures: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:

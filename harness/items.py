@@ -26,6 +26,7 @@ from .evaluate import Outcome, unevaluated
 from .facts import Facts, facts_for
 from .golden_files import write_golden
 from .judge import RuleVerdict, Verdict, judge
+from .relations import relations_of
 from .rerun import rerun_command
 from .rules.golden import GOLDEN_RULES, golden_owner, golden_payload
 from .runner import RunRecord, run_variant
@@ -150,6 +151,12 @@ class VariantItem(pytest.Item):
             self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
             return VariantRun(facts, unevaluated(rules, "transport", str(exc)), stderr)
         self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
+        conformance.counterparts.keep(self.variant, record)
+        for relation in relations_of(self.variant):
+            if relation.rule in rules:
+                record.counterparts[relation.rule] = conformance.counterparts.counterpart(
+                    relation, handshake, shim, conformance.provider(), conformance.port.timeout
+                )
         if self._writes_golden(conformance, record, facts):
             rules = [r for r in rules if r != _owner(self.variant)]
         return VariantRun(facts, [], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))

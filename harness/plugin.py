@@ -8,7 +8,8 @@ and any other suite run unchanged.
 
 from __future__ import annotations
 
-import gc
+import os
+from collections.abc import Generator
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -17,19 +18,24 @@ import pytest
 
 from . import cross_resume, report
 from .collection import (
-    ScenariosFolder,
+    expand_short_arguments,
     is_explicit_argument,
     is_scenarios_folder,
     real_path,
+    scenario_file,
     scenario_ids,
+    scenarios_folder,
 )
-from .expectations import ExpectationsError, load, write
+from .counterparts import resolve_baseline
+from .expectations import Expectations, ExpectationsError, load, write
 from .golden_files import delete_goldens, orphan_goldens
-from .items import SESSION_KEY, ScenarioFile, VariantItem, restarts_shim
+from .items import SESSION_KEY, ConformanceFailure, VariantItem, restarts_shim
 from .paths import scenarios_dir
 from .ports import PortError, resolve
 from .run_completeness import RunShape, incomplete_reason
 from .session import ConformanceSession, load_rules
+from .usage import add_xdist_stand_in, check_arguments, check_xdist_stand_in
+from .warm_shims import shim_session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,6 +43,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--port", help="run the conformance suite against this port (harness/ports.toml)")
     group.addoption("--port-cmd", help="start this command as an ad-hoc shim instead of a registry port")
     group.addoption("--port-src", help="build the port's shim against this toolnexus checkout")
+    group.addoption(
+        "--baseline-src",
+        help="a checkout of the port's last release before relay, for absent.byte-identical "
+        "(default: $TOOLNEXUS_BASELINE_SRC; golang: the golang/v0.10.0 tag)",
+    )
     group.addoption("--port-timeout", type=float, help="per-call timeout in seconds (default: the port's own)")
     group.addoption("--rule", action="append", default=[], help="only rules matching this glob (repeatable)")
     group.addoption("--expectations", help="the port's expectations file (TOML) of known failures")
@@ -47,6 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-report", help="write the JSON report to this path, and the markdown matrix to its .md sibling"
     )
     cross_resume.add_options(group)
+    add_xdist_stand_in(parser)
 
 
 def runs_whole_suite_alone(config: pytest.Config) -> bool:
@@ -59,6 +71,8 @@ def runs_whole_suite_alone(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): the SPEC.md rule ids (fixtures/rules.json) a test checks")
     port, port_cmd = config.getoption("port"), config.getoption("port_cmd")
+    check_xdist_stand_in(config)
+    check_arguments(config, port_given=bool(port or port_cmd))
     if cross_resume.requested(config) and not (port or port_cmd):
         raise pytest.UsageError("--resume-port needs --port (or --port-cmd): the port that runs the halting phase")
     if not (port or port_cmd):
@@ -102,7 +116,8 @@ def pytest_configure(config: pytest.Config) -> None:
         update_goldens=bool(config.getoption("update_snapshots", default=False)),
     )
     conformance = config.stash[SESSION_KEY]
-    conformance.regenerate_command = _regenerate_command(config, conformance)
+    conformance.regenerate_command = _update_command(conformance)
+    _configure_baseline(config, conformance, port_cmd)
     if cross_resume.requested(config):
         _configure_cross_resume(config, conformance)
     config.pluginmanager.register(_VerdictRecorder(conformance, config), "toolnexus-conformance-verdicts")
@@ -110,6 +125,20 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_XdistController(config), "toolnexus-conformance-xdist")
     if runs_whole_suite_alone(config):
         config.args = [str(scenarios_dir())]
+    else:
+        config.args = expand_short_arguments(list(config.args))
+
+
+def _configure_baseline(config: pytest.Config, conformance: ConformanceSession, port_cmd: str | None) -> None:
+    """The port's build without relay support, for absent.byte-identical (harness.relations)."""
+    runs = conformance.counterparts
+    runs.start = lambda port: shim_session(port.argv, env={**os.environ, **port.env} if port.env else None)
+    if port_cmd:
+        runs.baseline_why = "an ad-hoc shim (--port-cmd) has no configured build without relay support"
+        return
+    runs.baseline, runs.baseline_why = resolve_baseline(
+        conformance.port.name, config.getoption("baseline_src"), build=not hasattr(config, "workerinput")
+    )
 
 
 def _configure_cross_resume(config: pytest.Config, conformance: ConformanceSession) -> None:
@@ -156,7 +185,7 @@ def _check_rule_filters(filters: list[str]) -> None:
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if SESSION_KEY in parent.config.stash and is_scenarios_folder(path):
-        return ScenariosFolder.from_parent(parent, path=path)
+        return scenarios_folder(parent, path)
     return None
 
 
@@ -167,26 +196,40 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     if not is_explicit_argument(parent.config, file_path):
         return None
-    return ScenarioFile.from_parent(parent, path=file_path)
+    return scenario_file(parent, file_path)
 
 
-# hypothesis's pytest plugin imports the whole of hypothesis in its terminal summary (1.2 s
-# of CPU on a 2-core box that caches no bytecode); a session of scenario variants alone
-# runs no hypothesis test, so the plugin is unregistered there.
-HYPOTHESIS_PLUGIN = "hypothesispytest"
 MIN_VARIANTS_TO_EVALUATE_ASIDE = 100
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
     config = session.config
-    if conformance is None or config.getoption("collectonly") or config.pluginmanager.has_plugin("dsession"):
-        return  # nothing will run here (the xdist controller runs no variant itself)
+    if conformance is None or config.getoption("collectonly"):
+        return
+    if hasattr(config, "workerinput"):
+        conformance.stops_on_dead_shim = False  # the controller probed the shim before starting workers
+    if config.pluginmanager.has_plugin("dsession"):
+        if not cross_resume.requested(config):
+            _probe_shim(config, conformance)
+        return  # the xdist controller runs no variant itself
     if cross_resume.requested(config) or not _only_scenarios(config):
         # The cross-port run starts its two shims itself; a session that also runs other
         # tests may run them first, and a shim idling beside them is not theirs to see.
         return
     conformance.start_shim_ahead()
+
+
+def _probe_shim(config: pytest.Config, conformance: ConformanceSession) -> None:
+    """One shim start on the xdist controller, so a shim that cannot start stops the run
+    once, its stderr shown once (pytest repeats an exit's reason from here: keep it short)."""
+    try:
+        conformance.probe_shim()
+    except pytest.exit.Exception as stop:
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(str(stop.msg), red=True)
+        pytest.exit(f"the shim of port {conformance.port.name} cannot start (its stderr is above)", returncode=stop.returncode)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -201,14 +244,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         ]
     if _evaluates_aside(session, conformance):
         conformance.start_evaluator()
-    if session.items and all(isinstance(item, VariantItem) for item in session.items):
-        plugin = session.config.pluginmanager.get_plugin(HYPOTHESIS_PLUGIN)
-        if plugin is not None:
-            session.config.pluginmanager.unregister(plugin)
-    # Everything alive now (modules, scenarios, items, goldens) lives to the end of the
-    # session: frozen, the cyclic collector stops re-walking it at every full collection
-    # during the run and in the collections pytest forces at its end.
-    gc.freeze()
 
 
 def _evaluates_aside(session: pytest.Session, conformance: ConformanceSession) -> bool:
@@ -253,9 +288,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # Entries this run did not judge are carried over unchanged: those of scenarios not
         # every variant of which got a verdict, and those of rules --rule left out.
         kept = {
-            e.key: (e.reason, e.note)
+            key: (e.reason, e.note)
             for e in conformance.expectations.entries
-            if not coverage.fully_judged(e.key.split("[", 1)[0]) or not conformance.selected(e.key.split("::", 1)[-1])
+            for key in e.keys
+            if not coverage.fully_judged(key.split("[", 1)[0]) or not conformance.selected(key.split("::", 1)[-1])
         }
         observed = {**kept, **conformance.observed_failures}
         write(
@@ -263,12 +299,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             conformance.port.name,
             observed,
             conformance.expectations,
-            regenerate=conformance.regenerate_command,
+            regenerate=_regenerate_command(session.config, conformance),
         )
+        session.config.stash[UPDATED_KEY] = _what_was_written(conformance.expectations)
     elif not _filtered(session, conformance) and conformance.expectations.path is not None:
         # An entry is stale when every variant of its scenario got a verdict and it matched nothing.
         conformance.stale_entries = [
-            e.key for e in conformance.expectations.unmatched() if coverage.fully_judged(e.key.split("[", 1)[0])
+            e.key for e in conformance.expectations.unmatched() if all(coverage.fully_judged(k.split("[", 1)[0]) for k in e.keys)
         ]
         if conformance.stale_entries:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -324,6 +361,48 @@ class _XdistController:
             conformance.merge(data)
         if error is not None or data is None:
             conformance.coverage.crashed_workers += 1
+
+
+UPDATED_KEY = pytest.StashKey[str]()
+
+
+def _update_command(conformance: ConformanceSession) -> str:
+    """The command that rewrites the expectations file from a run, as printed under an
+    unexpected pass: runnable as is (the port's options as this run was given them)."""
+    return " ".join(
+        ["python -m pytest", conformance.port.selector, f"--expectations={conformance.expectations.path}", "--update-expectations"]
+    )
+
+
+def _what_was_written(previous: Expectations) -> str:
+    """One line: the file --update-expectations wrote, and how it moved."""
+    path = previous.path
+    assert path is not None
+    before = {e.key for e in previous.entries}
+    after = {e.key for e in load(path).entries}
+    return (
+        f"wrote {path}: {len(after)} expected failure(s) this run saw "
+        f"({len(after - before)} added, {len(before - after)} removed, {len(after & before)} kept); "
+        "rerun without --update-expectations to check it"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Under --update-expectations a variant's failure is what the file is rewritten from:
+    reported as an expected failure (recorded), not as a failed test."""
+    report = yield
+    if (
+        call.when == "call"
+        and report.failed
+        and call.excinfo is not None
+        and call.excinfo.errisinstance(ConformanceFailure)
+        and item.config.getoption("update_expectations", default=False)
+        and SESSION_KEY in item.config.stash
+    ):
+        report.outcome = "skipped"
+        report.wasxfail = f"recorded in {item.config.getoption('expectations')}"
+    return report
 
 
 def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) -> str:
@@ -393,4 +472,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     conformance: ConformanceSession | None = config.stash.get(SESSION_KEY, None)
     if conformance is not None:
         report.terminal_summary(terminalreporter, conformance)
+        written = config.stash.get(UPDATED_KEY, None)
+        if written is not None:
+            terminalreporter.write_line(written, green=True)
 

@@ -41,13 +41,23 @@ class Port:
     description: str = ""
     env: dict[str, str] = field(default_factory=dict)
     expectations: str | None = None  # whose expectations file this port is judged by (default: its own)
+    baseline: str | None = None  # the same port without relay support (absent.byte-identical)
+    # With --port-src, for a port a registry serves: how to build and start it from the checkout.
+    src_build: tuple[tuple[str, ...], ...] = ()
+    src_start: tuple[str, ...] = ()
 
     @property
     def takes_source(self) -> bool:
-        """Whether --port-src means anything to this port: it needs one, or a build step,
-        the start command or the environment uses ``{src}``."""
+        """Whether --port-src means anything to this port: it needs one, it has a build from
+        source, or a build step, the start command or the environment uses ``{src}``."""
         parts = [*self.start, *(p for step in self.build for p in step), *self.env.values()]
-        return self.needs_source or any("{src}" in part for part in parts)
+        return self.needs_source or bool(self.src_start) or any("{src}" in part for part in parts)
+
+    def steps(self, port_src: str | None) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+        """(build steps, start command) for a run with or without ``--port-src``."""
+        if port_src and self.src_start:
+            return self.src_build, self.src_start
+        return self.build, self.start
 
 
 def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
@@ -65,12 +75,25 @@ def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
             description=spec.get("description", ""),
             env=dict(spec.get("env", {})),
             expectations=spec.get("expectations"),
+            baseline=spec.get("baseline"),
+            src_build=tuple(tuple(step) for step in spec.get("src_build", [])),
+            src_start=tuple(spec.get("src_start", [])),
         )
     return ports
 
 
+CACHE_ENV = "TOOLNEXUS_CONFORMANCE_CACHE"
+
+
 def cache_dir() -> Path:
-    return Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", ".cache/conformance")).resolve()
+    """The build cache (ports' shims, private venvs): ``$TOOLNEXUS_CONFORMANCE_CACHE``, else
+    ``~/.cache/toolnexus-conformance`` (``$XDG_CACHE_HOME`` respected), outside the
+    repository under test so a gate leaves its working tree as it found it."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return Path(given).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return (Path(base).expanduser() / "toolnexus-conformance").resolve()
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,12 @@ def resolve(
     if port_cmd:
         if port_src:
             raise PortError("--port-src is not used with --port-cmd: the command already names the shim to start")
+        if name is not None and name in load_registry():
+            raise PortError(
+                f"--port={name} and --port-cmd both choose the shim to start: give one of them "
+                f"(--port={name} starts the registry's shim; an ad-hoc shim takes a name the registry "
+                f"does not use, e.g. --port={name}-local --port-cmd=...)"
+            )
         return ResolvedPort(
             name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {}, f"--port-cmd={shlex.quote(port_cmd)}"
         )
@@ -125,9 +154,10 @@ def resolve(
     }
     env = {k: v.format(**values) for k, v in port.env.items()}
     notes: list[str] = []
-    for step in port.build if build else ():
+    build_steps, start = port.steps(port_src)
+    for step in build_steps if build else ():
         notes += _run_build_step([part.format(**values) for part in step], env, name)
-    argv = [part.format(**values) for part in port.start]
+    argv = [part.format(**values) for part in start]
     # Absolute, so a rerun hint built from it works from any folder.
     selector = f"--port={name}" + (f" --port-src={shlex.quote(values['src'])}" if port_src else "")
     return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name, tuple(notes))

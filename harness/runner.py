@@ -17,6 +17,7 @@ from .facts import Facts, facts_for
 from .fake_provider import FakeProvider
 from .host import Exchange, Host, HostLog, Store, hold_timeout_for
 from .json_copy import copy_json
+from .relations import Counterpart
 from .scenario import Variant
 from .shim_streams import REDACTED, SECRET_MEMBERS
 from .value_model import event_value, metric_value, run_result_value
@@ -68,6 +69,9 @@ class RunRecord:
     phases: list[PhaseRecord] = field(default_factory=list)
     declarations: dict[str, Any] | None = None  # toolkit.describe: {openai, anthropic, gemini}
     declaration_error: dict[str, Any] | None = None
+    # Per relation rule (harness.relations), the counterpart run it compares this one with;
+    # filled by the session after the run, absent where nothing provides one.
+    counterparts: dict[str, Counterpart] = field(default_factory=dict)
 
     @property
     def first(self) -> PhaseRecord:

@@ -16,6 +16,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from .counterparts import CounterpartRuns
+from .errors import ShimError
 from .evaluate import Outcome, evaluate
 from .evaluator_process import EvaluatorProcess
 from .expectations import Expectations
@@ -28,6 +30,9 @@ from .run_completeness import RunCoverage
 from .runner import RunRecord
 from .shim_session import Handshake, ShimSession
 from .warm_shims import shim_session
+
+# A shim that has never answered a handshake is given up on after this many tries.
+FIRST_HANDSHAKES_TRIED = 2
 
 # Rules every variant is checked against, whether or not its scenario cites them.
 IMPLICIT_RULES = ("golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events")
@@ -101,6 +106,11 @@ class ConformanceSession:
     # Checks records in a process of its own while the next variant runs (plain serial
     # runs of many variants only: see evaluator_process.py and plugin.py).
     evaluator: EvaluatorProcess | None = None
+    # The runs the port-relative relations compare with (harness.relations).
+    counterparts: CounterpartRuns = field(default_factory=CounterpartRuns)
+    handshakes_done: int = 0
+    failed_first_handshakes: int = 0
+    stops_on_dead_shim: bool = True  # False in an xdist worker
     _shim: ShimSession | None = None
     _provider: FakeProvider | None = None
 
@@ -120,13 +130,49 @@ class ConformanceSession:
 
     def handshake(self) -> Handshake:
         shim = self.shim()
-        handshake = shim.ensure_alive()
+        try:
+            handshake = shim.ensure_alive()
+        except ShimError as exc:
+            self._abort_if_never_started(exc)
+            raise
+        self.handshakes_done += 1
         if self.restart_needs:
             offered = set(handshake.capabilities)
             # Once the first shim is up, not before: only then are its capabilities known.
             shim.expect_restarts(sum(needs <= offered for needs in self.restart_needs))
             self.restart_needs = []
         return handshake
+
+    def probe_shim(self) -> None:
+        """Start the shim, handshake, stop it: what the xdist controller does before it starts
+        its workers, so a shim that cannot start stops the session once (not in each worker)."""
+        for _ in range(FIRST_HANDSHAKES_TRIED):
+            try:
+                self.handshake()
+                break
+            except ShimError:
+                continue  # the last try ends the session (see _abort_if_never_started)
+        if self._shim is not None:
+            if self._shim.handshake is not None:
+                self.worker_handshake = self._shim.handshake.raw
+            self._shim.close()
+            self._shim = None
+
+    def _abort_if_never_started(self, exc: ShimError) -> None:
+        """A shim that fails its first handshakes will fail every variant the same way: stop
+        the session once, with its stderr, instead of failing each variant with it (an xdist
+        worker leaves that to the controller's ``probe_shim``: it cannot stop the session)."""
+        if self.handshakes_done:
+            return
+        self.failed_first_handshakes += 1
+        if self.failed_first_handshakes >= FIRST_HANDSHAKES_TRIED and self.stops_on_dead_shim:
+            import pytest
+
+            pytest.exit(
+                f"the shim of port {self.port.name} failed its first {FIRST_HANDSHAKES_TRIED} handshakes; "
+                f"no variant can run, so the session stops here:\n{exc}",
+                returncode=pytest.ExitCode.TESTS_FAILED,
+            )
 
     def known_handshake(self) -> Handshake | None:
         """The last handshake, without starting a shim for it."""
@@ -154,6 +200,7 @@ class ConformanceSession:
     def close(self) -> None:
         if self.evaluator is not None:
             self.evaluator.close()
+        self.counterparts.close()
         if self._shim is not None:
             if self._shim.handshake is not None:
                 self.worker_handshake = self._shim.handshake.raw  # kept for the report

@@ -6,6 +6,9 @@ the port's module at ``CHECKOUT/golang`` with a ``replace`` there — never in t
 go.mod — then runs ``go mod tidy`` and ``go build``. Go's own build cache keeps warm
 rebuilds fast. The binary reports the checkout's newest CHANGELOG release with a
 ``+checkout`` suffix as the library version, since the checkout may be ahead of it.
+A checkout from before relay support (no ``func RelayTool`` in the port, as at
+``golang/v0.10.0``) is built with the ``norelay`` tag: the shim then uses its stand-ins
+for the relay API and declares neither ``relay`` nor ``resume``.
 ``--race`` builds with Go's race detector. Failures print the command that failed with its
 output tail and exit non-zero.
 """
@@ -23,6 +26,7 @@ from .common import BuildError, cli, run_command
 PORT_MODULE = "github.com/muthuishere/toolnexus/golang"
 SHIM_FILES = ("go.mod", "go.sum")
 RELEASE_HEADING = re.compile(r"^## v?(\d+\.\d+\.\d+\S*)", re.M)
+RELAY_API = re.compile(r"^func RelayTool\(", re.M)
 
 
 def port_dir(src: Path) -> Path:
@@ -56,8 +60,14 @@ def stage(shim: Path, work: Path) -> None:
             shutil.copy2(item, work / item.name)
 
 
-def commands(port: Path, out: Path, version: str, *, race: bool = False) -> list[list[str]]:
-    build = ["go", "build", "-trimpath", *(["-race"] if race else []), f"-ldflags=-X main.portVersion={version}"]
+def has_relay(port: Path) -> bool:
+    """Whether the port's package declares the relay API (``RelayTool``, golang v0.12.0 on)."""
+    return any(RELAY_API.search(f.read_text(encoding="utf-8", errors="replace")) for f in port.glob("*.go"))
+
+
+def commands(port: Path, out: Path, version: str, *, race: bool = False, relay: bool = True) -> list[list[str]]:
+    flags = [*(["-race"] if race else []), *([] if relay else ["-tags", "norelay"])]
+    build = ["go", "build", "-trimpath", *flags, f"-ldflags=-X main.portVersion={version}"]
     return [
         ["go", "mod", "edit", f"-replace={PORT_MODULE}={port}"],
         ["go", "mod", "tidy"],
@@ -75,7 +85,7 @@ def build(shim: Path, src: Path, work: Path, out: Path, *, race: bool = False) -
     stage(shim, work)
     out.parent.mkdir(parents=True, exist_ok=True)
     env = go_environment()
-    for argv in commands(port.resolve(), out.resolve(), checkout_version(src), race=race):
+    for argv in commands(port.resolve(), out.resolve(), checkout_version(src), race=race, relay=has_relay(port)):
         run_command(argv, cwd=work, env=env)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..facts import Facts
 from ..runner import RunRecord
@@ -29,6 +30,16 @@ class Forgiven:
 
     rule: str
     text: str
+
+
+def counterpart_of(record: RunRecord, rule: str) -> dict[str, Any]:
+    """The counterpart run's observables a relation compares with, or not applicable."""
+    found = record.counterparts.get(rule)
+    if found is None:
+        raise NotApplicable("no counterpart run was recorded for this relation (judged in single-port runs only)")
+    if found.observables is None:
+        raise NotApplicable(found.why_not)
+    return found.observables
 
 
 Finding = str | Forgiven

@@ -1,12 +1,13 @@
-"""The golden comparisons, each one check of its own rule (SPEC.md golden.observables,
-absent.byte-identical, relay.uncalled-inert).
+"""The golden comparison and the relations it shares its comparison with (SPEC.md
+golden.observables, absent.byte-identical, relay.uncalled-inert).
 
-Which rule a variant's golden comparison proves depends on the variant: the uncalled-relay
-variant proves relay.uncalled-inert (its observables, minus the extra declaration, equal
-the base variant's golden, and the extra tool is declared last); a relay-free scenario's
-variant proves absent.byte-identical (its golden is the pre-relay golden); every other
-variant proves golden.observables. A difference a normalization row forgives is yielded
-as :class:`Forgiven` under that row's advisory rule, not as a violation.
+``golden.observables`` compares a variant with the reference's golden: a difference from
+the reference is reported there, once. The two relations compare a variant with another run
+of the same port (``harness.relations``): the uncalled-relay variant with the port's own
+variant without the extra tool (``relay.uncalled-inert``), a relay-free variant with the
+port's build without relay support (``absent.byte-identical``). All three use the one
+comparison (``compare_variant``), so the same normalization rows forgive alike. A difference
+a row forgives is yielded as :class:`Forgiven` under that row's advisory rule.
 """
 
 from __future__ import annotations
@@ -28,17 +29,19 @@ from ..normalize import normalize
 from ..observables import observables
 from ..runner import RunRecord
 from ..scenario import UNCALLED_RELAY_TOOL
-from . import Finding, Forgiven, NotApplicable, check
+from . import Finding, Forgiven, NotApplicable, check, counterpart_of
 from .relay import relay_requests
 
-GOLDEN_RULES = ("golden.observables", "absent.byte-identical", "relay.uncalled-inert")
+# The comparisons a variant owns instead of one another: the uncalled-relay variant has no
+# golden of its own and is compared with its own base variant instead.
+GOLDEN_RULES = ("golden.observables", "relay.uncalled-inert")
 
 
-def golden_owner(*, uncalled_relay: bool, relay_free: bool) -> str:
-    """Which rule the golden comparison proves for a variant."""
-    if uncalled_relay:
-        return "relay.uncalled-inert"
-    return "absent.byte-identical" if relay_free else "golden.observables"
+def golden_owner(*, uncalled_relay: bool, relay_free: bool = False) -> str:
+    """Which rule a variant's comparison proves (``relay_free`` no longer matters: a
+    relay-free variant is compared with the golden too, and absent.byte-identical is a
+    relation of its own)."""
+    return "relay.uncalled-inert" if uncalled_relay else "golden.observables"
 
 
 def _owner(facts: Facts) -> str:
@@ -102,7 +105,11 @@ def golden_observables(record: RunRecord, facts: Facts) -> Iterator[Finding]:
 
 @check("absent.byte-identical")
 def absent_byte_identical(record: RunRecord, facts: Facts) -> Iterator[Finding]:
-    yield from _against_own_golden(record, facts, "absent.byte-identical")
+    if facts.uncalled_relay:
+        raise NotApplicable("judged on the variant without the uncalled relay tool")
+    baseline = counterpart_of(record, "absent.byte-identical")
+    got = normalize(observables(record))
+    yield from _differences(facts, {"observables": baseline}, got, "observables differ from the same port without relay support:")
 
 
 def strip_uncalled_relay(tree: dict[str, Any], style: str) -> dict[str, Any]:
@@ -139,11 +146,9 @@ def uncalled_inert(record: RunRecord, facts: Facts) -> Iterator[Finding]:
             yield f"request {i + 1}: the uncalled relay tool is not the last declaration (last is {last_name!r})"
     if any(name in str(r) for _, r in relay_requests(record)):
         yield "the uncalled relay tool was surfaced"
-    base = facts.variant_name.removesuffix("-uncalled-relay")
-    golden = read_golden(facts.scenario_id, base)
-    if golden is None:
-        yield f"no golden for {facts.scenario_id}[{base}]; {REGEN}"
-        return
+    own = counterpart_of(record, "relay.uncalled-inert")
     got = normalize(strip_uncalled_relay(observables(record), facts.style))
-    got["variant"] = base
-    yield from _differences(facts, golden, got, "an uncalled relay tool changed more than its declaration:")
+    got["variant"] = own["variant"]
+    yield from _differences(
+        facts, {"observables": own}, got, "an uncalled relay tool changed more than its declaration (against the same port without it):"
+    )

@@ -8,7 +8,6 @@ calls is left free. Field contents and the durable-halt events live in stream_fi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,9 +15,8 @@ from ..compare import compare_variant
 from ..facts import Facts, ScriptedCall
 from ..normalize import normalize
 from ..observables import observables, project_result
-from ..paths import golden_dir
 from ..runner import PhaseRecord, RunRecord
-from . import NotApplicable, check
+from . import NotApplicable, check, counterpart_of
 from .suspended_calls import request_is_for
 
 
@@ -170,13 +168,10 @@ def _comparable(tree: dict[str, Any]) -> list[dict[str, Any]]:
 def same_observables(record: RunRecord, facts: Facts) -> Iterator[str]:
     streamed(record)
     if facts.uncalled_relay:
-        raise NotApplicable("checked on the base variant (this one is judged by absent.byte-identical)")
-    path = golden_dir() / facts.scenario_id / f"{facts.style}-run.json"
-    if not path.exists():
-        raise NotApplicable(f"no golden for the non-streaming run ({path.name})")
-    golden = json.loads(path.read_text(encoding="utf-8"))
-    want = _comparable(golden["observables"])
+        raise NotApplicable("checked on the base variant (this one is judged by relay.uncalled-inert)")
+    own_run = counterpart_of(record, "stream.same-observables")
+    want = _comparable(own_run)
     got = _comparable(normalize(observables(record)))
     diff = compare_variant({"phases": want}, {"phases": got}, facts)
     for d in diff.failures[:12]:
-        yield f"stream vs run golden differs at{d.render().strip().removeprefix('$')}"
+        yield f"the stream differs from the same port's run ({facts.style}-run) at{d.render().strip().removeprefix('$')}"
