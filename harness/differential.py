@@ -48,6 +48,7 @@ from .differential_wire import (
 )
 from .facts import facts_for
 from .fake_provider import FakeProvider
+from .hypothesis_isolation import isolated
 from .json_copy import copy_json
 from .normalize import normalize
 from .observables import observables
@@ -312,8 +313,10 @@ def _requires(relays: list[str], hooks: dict[str, Any]) -> list[str]:
 
 def scenarios(features: Features = Features(), *, judged: bool = False) -> st.SearchStrategy[dict[str, Any]]:
     """Valid scenario dicts using only ``features`` beyond plain native tools; ``judged``:
-    citing every rule whose check can judge them (differential_draws.judged_rules)."""
-    return _scenario(features, judged)
+    citing every rule whose check can judge them (differential_draws.judged_rules). Drawn
+    without hypothesis's local-module constants (hypothesis_isolation), so a seed alone
+    decides the stream."""
+    return isolated(_scenario(features, judged))
 
 
 def canonical(data: dict[str, Any]) -> bytes:

@@ -20,8 +20,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from . import hypothesis_isolation  # noqa: F401  (before any draw: see its docstring)
-
 UNDECLARED_NAME = "ghost_tool"
 # argument values with multi-byte UTF-8, so a split inside one is possible
 NON_ASCII_VALUES = ("Zürich", "東京 ☕", "🚀")

@@ -1,5 +1,6 @@
 """The differential's derandomized stream of scenarios depends on the seed alone, not on which
-local modules happen to be imported (hypothesis would otherwise draw their literals)."""
+local modules happen to be imported (hypothesis would otherwise draw their literals), and
+drawing it leaves hypothesis as it was for every other draw in the process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from hypothesis import Phase, find, settings
 from hypothesis.errors import NoSuchExample
+from hypothesis.internal.conjecture import providers
 
 from harness import hypothesis_isolation
 from harness.differential import Features, scenarios
@@ -31,7 +33,7 @@ def _first_twenty() -> list[str]:
 
 
 def test_importing_a_module_full_of_literals_changes_no_generated_scenario(tmp_path: Path) -> None:
-    assert hypothesis_isolation.ISOLATED, "hypothesis no longer has the hook this module switches off"
+    assert hypothesis_isolation.HOOKS_FOUND, "hypothesis no longer has the hooks this module switches off"
     before = _first_twenty()
     source = tmp_path / "literal_heavy.py"
     source.write_text("VALUES = [" + ", ".join(str(n) for n in range(200)) + "]\n"
@@ -45,6 +47,14 @@ def test_importing_a_module_full_of_literals_changes_no_generated_scenario(tmp_p
         assert _first_twenty() == before
     finally:
         del sys.modules["literal_heavy"]
+
+
+def test_a_draw_puts_hypothesis_s_hooks_back_as_they_were() -> None:
+    hooks = (providers._get_local_constants, providers.CONSTANTS_CACHE)
+    _first_twenty()
+    assert (providers._get_local_constants, providers.CONSTANTS_CACHE) == hooks
+    # and the host's own draws still see its local constants
+    assert providers._get_local_constants() is hooks[0]()
 
 
 # The generator's strategy factories are cached (harness/differential.py): a cached strategy
