@@ -52,12 +52,52 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
+# The node id of the scenarios folder when its own path would make a long one: a wheel's
+# data inside the rootdir (``.venv/lib/python3.11/site-packages/toolnexus_conformance_data/
+# fixtures/scenarios/...``) or a folder outside it (``../../...``). ``expand_short_arguments``
+# turns such an id given back on the command line into the file's path.
+SHORT_PREFIX = "scenarios"
+
+
+def short_node_ids(rootpath: Path) -> bool:
+    """Whether the scenarios folder is named ``scenarios/`` in node ids: unless it is the
+    rootdir's own ``fixtures/scenarios`` (this harness's checkout)."""
+    return real_path(scenarios_dir()) != real_path(rootpath / "fixtures" / "scenarios")
+
+
+def expand_short_arguments(args: list[str]) -> list[str]:
+    """``scenarios/<file>.json[::item]`` arguments naming no file here, as the suite's file."""
+    expanded = []
+    for argument in args:
+        path, sep, rest = argument.partition("::")
+        name = path.removeprefix(f"{SHORT_PREFIX}/")
+        if name != path and "/" not in name and not Path(path).exists() and (scenarios_dir() / name).is_file():
+            argument = f"{scenarios_dir() / name}{sep}{rest}"
+        expanded.append(argument)
+    return expanded
+
+
+def scenario_file(parent: pytest.Collector, path: Path) -> pytest.File:
+    """A scenario file's collector, named ``scenarios/<file>`` when it lies in the scenarios
+    folder and short ids apply."""
+    from .items import ScenarioFile
+
+    inside = real_path(path.parent) == real_path(scenarios_dir())
+    if inside and short_node_ids(parent.config.rootpath):
+        return ScenarioFile.from_parent(parent, path=path, nodeid=f"{SHORT_PREFIX}/{path.name}")
+    return ScenarioFile.from_parent(parent, path=path)
+
+
+def scenarios_folder(parent: pytest.Collector, path: Path) -> ScenariosFolder:
+    if short_node_ids(parent.config.rootpath):
+        return ScenariosFolder.from_parent(parent, path=path, nodeid=SHORT_PREFIX)
+    return ScenariosFolder.from_parent(parent, path=path)
+
+
 class ScenariosFolder(pytest.Directory):
     """fixtures/scenarios/: one ScenarioFile per ``*.json`` entry, no subfolders."""
 
     def collect(self) -> Iterator[pytest.Collector]:
-        from .items import ScenarioFile
-
         named = _named_entries(self.config, self.path)
         for path in scenario_entries(self.path):
             if named is not None and path.absolute() not in named and real_path(path) not in named:
@@ -66,7 +106,7 @@ class ScenariosFolder(pytest.Directory):
                 collection_path=path, config=self.config
             ):
                 continue
-            yield ScenarioFile.from_parent(self, path=path)
+            yield scenario_file(self, path)
 
 
 def _named_entries(config: pytest.Config, folder: Path) -> set[Path | None] | None:

@@ -130,7 +130,7 @@ def python_release(release: str, extra: list[str], rules: list[dict], reuse: boo
     broken = start_failure(argv)
     if broken:
         return ReleaseResult(release, "cannot run", f"the shim cannot start with it: {broken}")
-    code, output, report = run_suite("python", release, ["--port=python", f"--port-cmd={shlex.join(argv)}"], extra)
+    code, output, report = run_suite("python", release, [f"--port=python-{release}", f"--port-cmd={shlex.join(argv)}"], extra)
     return finish("python", release, code, output, report, rules)
 
 

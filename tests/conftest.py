@@ -5,6 +5,7 @@ which only a command naming that folder collects."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -28,6 +29,12 @@ from harness.shim_session import ShimSession
 # collecting the suite (~2.5 of 5 s a process). Set here, before any test module is imported;
 # what the tests run is unchanged, only where their bytecode comes from.
 sys.dont_write_bytecode = False
+
+# The harness's build cache defaults to ~/.cache/toolnexus-conformance (outside a port's
+# working tree); our own tests keep theirs in this checkout's ignored .cache/conformance, where
+# the tests that look into it (wheel, java AOT, shim honesty) expect it, and the processes
+# they start inherit it.
+os.environ.setdefault("TOOLNEXUS_CONFORMANCE_CACHE", str(Path(__file__).resolve().parents[1] / ".cache" / "conformance"))
 
 # The fault-injection suite (tests/faults) runs the plugin in-process through pytester;
 # pytest_plugins is only honoured in a top-level conftest.

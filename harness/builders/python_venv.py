@@ -4,8 +4,10 @@
 venv with exactly the requirements of FILE installed from the package index, so the
 harness's own environment never needs the port. A stamp file inside DIR remembers the
 requirements it was built from; an unchanged FILE makes the step a no-op, a changed one
-rebuilds the venv from scratch. Failures print the command that failed with its output
-tail and exit non-zero.
+rebuilds the venv from scratch. ``--source DIR`` instead installs the repository under
+test (a pip-installable ``toolnexus``, what ``--port=python --port-src=DIR`` runs): the
+venv is rebuilt every time, since the source may change under the same version. Failures
+print the command that failed with its output tail and exit non-zero.
 """
 
 from __future__ import annotations
@@ -53,12 +55,27 @@ def build(venv: Path, requirements: Path, interpreter: str = sys.executable) -> 
     return True
 
 
+def build_from_source(venv: Path, source: Path, interpreter: str = sys.executable) -> None:
+    """A fresh ``venv`` holding the package of the checkout ``source``."""
+    if not source.is_dir():
+        raise BuildError(f"--port-src={source}: no such folder")
+    if venv.exists():
+        shutil.rmtree(venv)
+    run_command([interpreter, "-m", "venv", str(venv)])
+    run_command([str(venv_python(venv)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)])
+
+
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--venv", required=True, type=Path)
-    parser.add_argument("--requirements", required=True, type=Path)
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--requirements", type=Path)
+    given.add_argument("--source", type=Path)
 
 
 def _build(args: argparse.Namespace) -> str:
+    if args.source is not None:
+        build_from_source(args.venv.resolve(), args.source.resolve())
+        return f"installed {args.source} into {args.venv}"
     rebuilt = build(args.venv.resolve(), args.requirements.resolve())
     return f"{'built' if rebuilt else 'up to date'}: {args.venv}"
 
