@@ -17,4 +17,17 @@ def test_the_block_runs_with_fewer_collections_and_the_settings_come_back() -> N
         assert gc.get_freeze_count() > frozen
         raise RuntimeError("the search failed")
     assert gc.get_threshold() == before
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == frozen
+
+
+def test_objects_the_process_froze_before_the_block_stay_frozen() -> None:
+    kept = [object() for _ in range(10)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fewer_collections():
+            pass
+        assert gc.get_freeze_count() == frozen, "the block unfroze what the process had frozen itself"
+    finally:
+        gc.unfreeze()
+    del kept
