@@ -14,10 +14,19 @@ from dataclasses import dataclass, field
 
 from .facts import Facts
 from .rules import Check, Forgiven, NotApplicable
-from .rules.golden import GOLDEN_RULES
 from .runner import RunRecord
 
 PASS, FAIL, NOT_APPLICABLE, UNEVALUATED = "pass", "fail", "n/a", "unevaluated"
+
+# A check whose input another rule judges: when that rule fails on the same variant, this
+# one is not judged (one port behaviour, one failure). The resume checks look results up in
+# the halted transcript, which halt.transcript judges.
+DEPENDS_ON: dict[str, tuple[str, ...]] = {
+    "resume.keeps-prior-results": ("halt.transcript",),
+    "resume.replaces-placeholder": ("halt.transcript",),
+    "resume.fills-later-slots": ("halt.transcript",),
+    "resume.one-result-per-call": ("halt.transcript",),
+}
 
 
 @dataclass(frozen=True)
@@ -64,9 +73,37 @@ def evaluate(record: RunRecord, facts: Facts, rules: Iterable[str], checks: Mapp
         if not found.violations:
             outcomes.append(Outcome(rule, PASS, forgiven=forgiven))
             continue
-        reason = "golden" if rule in GOLDEN_RULES else failure_reason(record, facts)
+        reason = "golden" if rule == "golden.observables" else failure_reason(record, facts)
         outcomes.append(Outcome(rule, FAIL, reason, tuple(found.violations), forgiven))
-    return outcomes
+    return _not_judged_on_failed_inputs(outcomes, record, facts, checks)
+
+
+def _not_judged_on_failed_inputs(
+    outcomes: list[Outcome], record: RunRecord, facts: Facts, checks: Mapping[str, Check]
+) -> list[Outcome]:
+    """A failure whose input another rule found broken on this variant is not judged."""
+    failed = {o.rule for o in outcomes if o.status == FAIL}
+    evaluated = {o.rule for o in outcomes}
+    out = []
+    for outcome in outcomes:
+        if outcome.status == FAIL:
+            broken = [dep for dep in DEPENDS_ON.get(outcome.rule, ()) if dep in failed or (dep not in evaluated and _fails(dep, record, facts, checks))]
+            if broken:
+                why = f"not judged: depends on {', '.join(broken)}, which failed on this variant"
+                outcome = Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,))
+        out.append(outcome)
+    return out
+
+
+def _fails(rule: str, record: RunRecord, facts: Facts, checks: Mapping[str, Check]) -> bool:
+    """Whether ``rule``'s check fails on the record (for a prerequisite not selected itself)."""
+    check = checks.get(rule)
+    if check is None:
+        return False
+    try:
+        return bool(check.run(record, facts).violations)
+    except Exception:  # noqa: BLE001 - not applicable or a broken check: no prerequisite failure
+        return False
 
 
 def unevaluated(rules: Iterable[str], reason: str, why: str) -> list[Outcome]:

@@ -23,7 +23,8 @@ def _violations(schema: str, instance: Any, where: str, *, owned_elsewhere: tupl
 
 # The transcript's keys are keys.transcript's, a Request's keys are susp.request-keys'.
 RESULT_OWNED_ELSEWHERE = ("$.messages", "$.pending")
-EVENT_OWNED_ELSEWHERE = ("$.result.messages", "$.result.pending", "$.request")
+# A done event's RunResult is keys.run-result's (stream.event-fields checks it is the run's).
+EVENT_OWNED_ELSEWHERE = ("$.result", "$.request")
 
 
 @check("keys.run-result")
