@@ -30,6 +30,8 @@ from hypothesis.errors import NoSuchExample
 from hypothesis.strategies import SearchStrategy
 
 from .differential import TIMEOUT_S, as_scenario, canonical, variant_failures
+from .differential_contract import needs_declarations
+from .differential_rules import Reach, RuleJudge, Verdict
 from .facts import Facts, facts_for
 from .fake_provider import FakeProvider
 from .runner import RunRecord, run_variant
@@ -57,11 +59,13 @@ class Shims:
         for session in sessions:
             self._free.put(session)
 
-    def run(self, variants: list[Variant], facts: list[Facts], provider: FakeProvider) -> list[RunRecord]:
+    def run(self, variants: list[Variant], facts: list[Facts], provider: FakeProvider, *,
+            declarations: bool = False) -> list[RunRecord]:
         shim = self._free.get()
         try:
-            # observables are all a search compares: no run asks for the declarations
-            return [run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=f, declarations=False)
+            # The declarations are no observable: asked for only where the scenario's toolkit
+            # construction is what it draws (the decl.* and guard rules read them).
+            return [run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=f, declarations=declarations)
                     for variant, f in zip(variants, facts, strict=True)]
         finally:
             self._free.put(shim)
@@ -70,25 +74,30 @@ class Shims:
 class PairRunner:
     """Runs a scenario's variants on both ports at the same time, ``pairs`` scenarios at once."""
 
-    def __init__(self, expected: Shims, under_test: Shims, provider: FakeProvider, pairs: int) -> None:
+    def __init__(self, expected: Shims, under_test: Shims, provider: FakeProvider, pairs: int,
+                 judge: RuleJudge | None = None) -> None:
         self._expected, self._under_test, self._provider = expected, under_test, provider
+        self.judge = judge if judge is not None else RuleJudge()
         self._scenarios = ThreadPoolExecutor(pairs, thread_name_prefix="differential-scenario")
         self._ports = ThreadPoolExecutor(pairs, thread_name_prefix="differential-port")
 
-    def submit(self, scenario: Scenario, canonical_json: bytes | None = None) -> Future[list[str]]:
+    def submit(self, scenario: Scenario, canonical_json: bytes | None = None) -> Future[Verdict]:
         return self._scenarios.submit(self.differ, scenario, canonical_json)
 
-    def differ(self, scenario: Scenario, canonical_json: bytes | None = None) -> list[str]:
-        """The rendered failures of ``scenario`` (the expected port's runs are the golden);
+    def differ(self, scenario: Scenario, canonical_json: bytes | None = None) -> Verdict:
+        """What ``scenario`` shows (the expected port's runs are the golden): the observable
+        differences and the rules the port breaks (differential_rules.py);
         ``canonical_json``: its canonical JSON, when the caller made it already."""
         variants = [v for v in as_scenario(scenario, canonical_json).variants() if not v.uncalled_relay]
         facts = [facts_for(v) for v in variants]  # the same for both ports' runs: derived once
-        actual = self._ports.submit(self._under_test.run, variants, facts, self._provider)
+        declarations = needs_declarations(scenario)
+        actual = self._ports.submit(self._under_test.run, variants, facts, self._provider, declarations=declarations)
         try:
-            expected = self._expected.run(variants, facts, self._provider)
+            expected = self._expected.run(variants, facts, self._provider, declarations=declarations)
         finally:
             got = actual.result()  # waited for even when ours failed: its shim goes back first
-        return [line for v, want, have in zip(variants, expected, got, strict=True) for line in variant_failures(v, want, have)]
+        differences = [variant_failures(v, want, have) for v, want, have in zip(variants, expected, got, strict=True)]
+        return self.judge.judge(variants, facts, expected, got, differences)
 
     def close(self) -> None:
         """Wait for the runs in hand (one scenario per pair at most); drop those not started."""
@@ -103,6 +112,8 @@ class Outcome:
     tried: int
     found: Scenario | None = None
     failures: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # the rules the found scenario breaks (differential_rules.py)
+    reach: Reach = field(default_factory=Reach)  # over the scenarios generated, shrink candidates not counted
 
 
 @dataclass
@@ -111,7 +122,9 @@ class AheadSearch:
 
     ``stream`` makes the source of examples afresh (a replay must start from the same seed);
     ``stop`` says the search must end (it raises :class:`Stopped`); ``differs`` is told,
-    once, when the first difference of the stream is known (every run before it ended)."""
+    once, when the first difference of the stream is known (every run before it ended);
+    ``shrink_budget`` bounds the shrink candidates run (past it a candidate counts as not
+    differing: a count, so the result still depends on the stream alone)."""
 
     runner: PairRunner
     strategy: SearchStrategy[Scenario]
@@ -120,19 +133,25 @@ class AheadSearch:
     depth: int
     stop: Callable[[], bool] = lambda: False
     differs: Callable[[], None] = lambda: None
-    _jobs: dict[bytes, Future[list[str]]] = field(default_factory=dict)  # by _key, in draw order
-    _in_flight: set[Future[list[str]]] = field(default_factory=set)
+    shrink_budget: int | None = None
+    _jobs: dict[bytes, Future[Verdict]] = field(default_factory=dict)  # by _key, in draw order
+    _in_flight: set[Future[Verdict]] = field(default_factory=set)
+    _generated: int | None = None  # how many of _jobs the generation drew (the rest are shrink candidates)
 
     def run(self) -> Outcome:
         try:
             find(self.strategy, self._ahead, settings=self.settings, random=self.stream())
         except (NoSuchExample, _Differs):
             pass
-        if self._first_difference() is None:
-            return Outcome(self.tried)
+        first = self._first_difference()
+        self._generated = len(self._jobs)
+        reach = Reach.of(job.result() for job in list(self._jobs.values())[: self._generated] if not job.cancelled())
+        if first is None:
+            return Outcome(self.tried, reach=reach)
         self.differs()
         found = find(self.strategy, self._replayed, settings=self.settings, random=self.stream())
-        return Outcome(self.tried, found, tuple(self._answer(found)))
+        verdict = self._answer(found)
+        return Outcome(self.tried, found, verdict.failures, verdict.rules, reach)
 
     def _ahead(self, scenario: Scenario) -> bool:
         if self.stop():
@@ -172,11 +191,13 @@ class AheadSearch:
             raise Stopped
         return bool(self._answer(scenario))
 
-    def _answer(self, scenario: Scenario) -> list[str]:
+    def _answer(self, scenario: Scenario) -> Verdict:
         text = canonical(scenario)
         key = _key(text)
         job = self._jobs.get(key)
-        if job is None:  # a shrink candidate: run now, on both ports at once
+        if job is None:  # a shrink candidate: run now, on both ports at once, within the budget
+            if self.shrink_budget is not None and len(self._jobs) - (self._generated or 0) >= self.shrink_budget:
+                return Verdict()
             job = self._jobs[key] = self.runner.submit(scenario, text)
         return job.result()
 

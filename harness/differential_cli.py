@@ -1,24 +1,27 @@
 """``python -m harness.differential``: the command line of the differential search.
 
 This module owns the arguments, the exit status and what the search prints and writes: the
-search itself is differential_pool.py (workers, each running ahead on its shim pairs,
-differential_ahead.py), or differential_known.py with ``--expectations``.
+rule reach of the scenarios tried (differential_rules.py), and a find as a scenario citing
+the rules it breaks, with its goldens and the pytest command that judges it
+(differential_finds.py). The search itself is differential_pool.py (workers, each running
+ahead on its shim pairs, differential_ahead.py), or differential_known.py with ``--expectations``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from .differential import Features, _shim, fixture_from
-from .differential_pool import DEFAULT_PAIRS, default_workers, search
+from .differential import Features, _shim
+from .differential_finds import pytest_command, write_find
+from .differential_pool import DEFAULT_PAIRS, SearchResult, default_workers, search
+from .differential_rules import RELATIONS
 from .errors import HarnessError
 from .fake_provider import FakeProvider
-from .ports import resolve
+from .ports import ResolvedPort, resolve
 
 DESCRIPTION = "Differential runs: generated scenarios, run through two ports, compared observable by observable."
 EXIT_CODES = """exit status: 0 the ports agree on every generated scenario; 1 they differ (the minimal
@@ -43,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("."), help="folder the minimal failing scenario goes in")
     parser.add_argument("--expectations", type=Path,
                         help="the port's expectations file: skip differences it explains and search on (differential_known.py)")
-    parser.add_argument("--shrink-budget", type=int, default=200, help="with --expectations: port runs one shrink may spend")
+    parser.add_argument("--shrink-budget", type=int, default=200,
+                        help="shrink candidates one find may run (with --expectations: port runs one shrink may spend)")
     args = parser.parse_args(argv)
     if not args.port and not args.port_cmd:
         parser.error("give --port=NAME or --port-cmd=COMMAND")
@@ -67,20 +71,36 @@ def _search(args: argparse.Namespace) -> int:
     expected = resolve(args.against, None, None, None)
     label = args.port or shlex.split(args.port_cmd)[-1]
     result = search(expected, under_test, examples=args.examples, workers=args.workers or default_workers(),
-                    pairs=args.pairs or DEFAULT_PAIRS)
+                    pairs=args.pairs or DEFAULT_PAIRS, shrink_budget=args.shrink_budget)
     pace = f"{result.workers} worker{'s' if result.workers > 1 else ''}, {result.seconds:.1f} s, {result.rate:.1f} scenarios/s"
+    for line in result.reach.render():
+        print(line)
     if result.found is None:
         print(f"differential: {label} and {args.against} agree on {result.tried} generated scenarios ({pace})")
         return 0
     pace = f"{result.tried} scenarios run, shrinking included; {pace}"
-    fixture = fixture_from(result.found, label, args.against)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{fixture['id']}.json"
-    path.write_text(json.dumps(fixture, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"differential: {label} differs from {args.against}; minimal scenario written to {path} ({pace})")
+    path = _write_find(args, result, label, expected)
+    print(f"differential: {label} differs from {args.against} under {', '.join(result.rules)}; "
+          f"minimal scenario written to {path} ({pace})")
     for line in result.failures:
         print(line)
+    port_args = [f"--port={args.port}"] if args.port else [f"--port-cmd={args.port_cmd}"]
+    port_args += [f"--port-src={args.port_src}"] if args.port_src else []
+    print(f"judge it: {pytest_command(path, port_args)}")
     return 1
+
+
+def _write_find(args: argparse.Namespace, result: SearchResult, label: str, expected: ResolvedPort) -> Path:
+    """The find as a scenario citing the rules it breaks, with its goldens from the expected
+    port (differential_finds.py)."""
+    assert result.found is not None
+    cited = [r for r in result.rules if r not in RELATIONS]  # the comparison is the goldens'
+    scenario = {**result.found, "rules": list(dict.fromkeys([*result.found["rules"], *cited]))}
+    with ExitStack() as stack:
+        provider = FakeProvider().start()
+        stack.callback(provider.stop)
+        return write_find(scenario, port=label, against=args.against, rule=", ".join(result.rules), reason="differential",
+                          expected=_shim(expected, stack), provider=provider, out=args.out)
 
 
 def _search_past_known(args: argparse.Namespace) -> int:

@@ -24,13 +24,14 @@ import sys
 import threading
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from random import Random
 from typing import Any
 
 from .differential import Features, _shim, scenarios, search_settings
 from .differential_ahead import AheadSearch, PairRunner, Shims, Stopped
+from .differential_rules import Reach
 from .differential_warm import warm_ports
 from .errors import HarnessError
 from .fake_provider import FakeProvider
@@ -73,6 +74,7 @@ class WorkerJob:
     worker: int
     examples: int
     pairs: int = DEFAULT_PAIRS
+    shrink_budget: int | None = None  # shrink candidates a find may run (None: as many as hypothesis tries)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,8 @@ class WorkerOutcome:
     failures: tuple[str, ...] = ()  # its rendered differences
     stopped: bool = False  # a lower-numbered worker found one first
     error: str | None = None  # one line: why this worker could not search
+    rules: tuple[str, ...] = ()  # the rules the found scenario breaks
+    reach: Reach = field(default_factory=Reach)  # the normative rules its generated scenarios exercised
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ class SearchResult:
     seconds: float
     found: dict[str, Any] | None
     failures: tuple[str, ...]
+    rules: tuple[str, ...] = ()  # the rules the found scenario breaks (its comparison's relation for an observable difference)
+    reach: Reach = field(default_factory=Reach)  # summed over the workers
 
     @property
     def rate(self) -> float:
@@ -121,7 +127,7 @@ def stream(worker: int) -> Random | None:
 
 
 def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, workers: int,
-           pairs: int = DEFAULT_PAIRS) -> SearchResult:
+           pairs: int = DEFAULT_PAIRS, shrink_budget: int | None = None) -> SearchResult:
     """Search ``examples`` generated scenarios over ``workers`` processes of ``pairs`` shim
     pairs each for a difference.
 
@@ -129,7 +135,7 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     started = time.perf_counter()
     with ExitStack() as zygotes:  # one per reference port, shared by every worker
         expected, under_test = warm_ports([expected, under_test], zygotes)
-        jobs = [WorkerJob(expected, under_test, i, n, pairs) for i, n in enumerate(shares(examples, workers))]
+        jobs = [WorkerJob(expected, under_test, i, n, pairs, shrink_budget) for i, n in enumerate(shares(examples, workers))]
         outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
     seconds = time.perf_counter() - started
     errors = [o for o in outcomes if o.error is not None]
@@ -140,6 +146,7 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     return SearchResult(
         workers=len(jobs), tried=sum(o.tried for o in outcomes), seconds=seconds,
         found=winner.found if winner else None, failures=winner.failures if winner else (),
+        rules=winner.rules if winner else (), reach=sum((o.reach for o in outcomes), Reach()),
     )
 
 
@@ -225,10 +232,11 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
             stack.callback(runner.close)  # before the shims close: the runs in hand end first
             ahead = AheadSearch(runner, scenarios(features), search_settings(job.examples), lambda: stream(job.worker),
                                 depth=AHEAD_PER_PAIR * job.pairs, stop=lambda: finder.get() < job.worker,
-                                differs=lambda: finder.lower_to(job.worker))
+                                differs=lambda: finder.lower_to(job.worker), shrink_budget=job.shrink_budget)
             with fewer_collections():
                 outcome = ahead.run()
-            return WorkerOutcome(job.worker, outcome.tried, outcome.found, outcome.failures)
+            return WorkerOutcome(job.worker, outcome.tried, outcome.found, outcome.failures, rules=outcome.rules,
+                                 reach=outcome.reach)
     except Stopped:
         return WorkerOutcome(job.worker, ahead.tried if ahead else 0, stopped=True)
     except HarnessError as exc:

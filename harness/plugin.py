@@ -324,6 +324,7 @@ class _VerdictRecorder:
 
     def __init__(self, conformance: ConformanceSession, config: pytest.Config) -> None:
         self._coverage = conformance.coverage
+        self._context = conformance.failure_context
         # An xdist controller learns verdicts from its workers' exports: the reports it is
         # forwarded include the ones it makes up for a crashed worker's item.
         self._from_workers = _distributing(config)
@@ -339,7 +340,13 @@ class _VerdictRecorder:
                 return
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """A variant has its verdict once its call ran, or its setup failed or skipped it."""
+        """A variant has its verdict once its call ran, or its setup failed or skipped it.
+        A failed variant's shim stderr and rerun command are kept from its failure text
+        (here on the xdist controller too, which is handed every report)."""
+        if report.when == "call" and report.failed and not hasattr(report, "wasxfail"):
+            context = failure_context(str(report.longrepr))
+            if context:
+                self._context[report.nodeid.rsplit("::", 1)[-1]] = context
         if self._from_workers or not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
         name = report.nodeid.rsplit("::", 1)[-1]
@@ -403,6 +410,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "skipped"
         report.wasxfail = f"recorded in {item.config.getoption('expectations')}"
     return report
+
+
+def failure_context(text: str) -> dict[str, Any]:
+    """From a variant's failure text (``items``): the shim's stderr tail and the rerun command."""
+    context: dict[str, Any] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("rerun: "):
+            context["rerun"] = line.removeprefix("rerun: ")
+        elif line.startswith("shim stderr (tail):"):
+            tail = []
+            for quoted in lines[i + 1 :]:
+                if not quoted.startswith("  | "):
+                    break
+                tail.append(quoted.removeprefix("  | "))
+            context["stderr"] = tail
+    return context
 
 
 def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) -> str:

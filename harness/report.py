@@ -82,6 +82,13 @@ def build_report(conformance: ConformanceSession) -> dict[str, Any]:
             for key, (r, o) in sorted(collapse_capability(conformance.observed_failures).items())
         },
         "staleExpectations": conformance.stale_entries,
+        # For the HTML report (parity_html): each failing key's evidence (its minimal diff),
+        # each failed variant's shim stderr tail and rerun command, and the options that
+        # select this port again (a variant's rerun: these plus -k <variant>).
+        "evidence": {key: conformance.failure_evidence[key] for key in sorted(conformance.failure_evidence)},
+        "variants": {node: conformance.failure_context[node] for node in sorted(conformance.failure_context)},
+        "selector": conformance.port.selector,
+        "expectations": str(conformance.expectations.path) if conformance.expectations.path else None,
     }
 
 

@@ -91,6 +91,10 @@ class ConformanceSession:
     checks: dict[str, Check] = field(default_factory=load_all)
     tally: Tally = field(default_factory=Tally)
     observed_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Per failing key, the check's evidence (the minimal diff), bounded; for the JSON report.
+    failure_evidence: dict[str, list[str]] = field(default_factory=dict)
+    # Per failed variant (node id), the shim's stderr tail and the rerun command it printed.
+    failure_context: dict[str, dict[str, Any]] = field(default_factory=dict)
     stale_entries: list[str] = field(default_factory=list)
     scenarios_run: set[str] = field(default_factory=set)
     golden_variants: dict[str, set[str]] = field(default_factory=dict)
@@ -233,6 +237,7 @@ class ConformanceSession:
         for rv in verdict.rules:
             if rv.status in {"fail", "expected-fail"}:
                 self.observed_failures[verdict.key(rv.rule)] = (rv.outcome.reason, _one_line(rv.outcome.evidence))
+                self.failure_evidence[verdict.key(rv.rule)] = _evidence_lines(rv.outcome.evidence)
 
     def fewest_scenarios(self) -> tuple[int, list[str]] | None:
         """The smallest number of distinct scenarios in which a normative rule's check ran,
@@ -255,6 +260,7 @@ class ConformanceSession:
             "gaps": dict(self.tally.gaps),
             "ruleScenarios": {rule: sorted(found) for rule, found in self.tally.scenarios.items()},
             "observed": {k: list(v) for k, v in self.observed_failures.items()},
+            "evidence": self.failure_evidence,
             "scenarios": sorted(self.scenarios_run),
             "goldenVariants": {k: sorted(v) for k, v in self.golden_variants.items()},
             "matched": {e.key: e.matched for e in self.expectations.entries if e.matched},
@@ -271,6 +277,7 @@ class ConformanceSession:
         for rule, found in data.get("ruleScenarios", {}).items():
             self.tally.scenarios[rule].update(found)
         self.observed_failures.update({k: (v[0], v[1]) for k, v in data["observed"].items()})
+        self.failure_evidence.update(data.get("evidence", {}))
         self.scenarios_run.update(data["scenarios"])
         for scenario, variants in data["goldenVariants"].items():
             self.golden_variants.setdefault(scenario, set()).update(variants)
@@ -300,6 +307,18 @@ class ConformanceSession:
                 }
             )
         return rows
+
+
+EVIDENCE_LINES = 30
+EVIDENCE_LINE_WIDTH = 400
+
+
+def _evidence_lines(messages: tuple[str, ...]) -> list[str]:
+    lines = [line for m in messages for line in m.splitlines() if line.strip()]
+    kept = [line[:EVIDENCE_LINE_WIDTH] for line in lines[:EVIDENCE_LINES]]
+    if len(lines) > EVIDENCE_LINES:
+        kept.append(f"... and {len(lines) - EVIDENCE_LINES} more lines")
+    return kept
 
 
 def _one_line(messages: tuple[str, ...]) -> str:
