@@ -249,6 +249,8 @@ def write(
         slot = owners.index(owner) if owner is not None and owner.rule is not None and owner.reason == reason else None
         if rule == "*" and slot is None:
             rule = f"*{observed}"  # capability entries: grouped by what is missing
+        elif slot is None and owner is not None and owner.flaky:
+            rule = f"{rule}\x00flaky"  # a flaky failure is a root cause of its own, never lumped
         groups.setdefault((rule, reason, slot), []).append(key)
     flaky_keys = {key for key in failures if (e := previous.first_match(key)) is not None and e.flaky}
     for position, entry in enumerate(owners):
@@ -261,7 +263,7 @@ def write(
                     groups.setdefault((key.split("::", 1)[1], entry.reason, slot), []).append(key)
     expected = []
     for (rule, reason, slot), keys in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[1][0])):
-        rule = "*" if rule.startswith("*") else rule
+        rule = "*" if rule.startswith("*") else rule.split("\x00", 1)[0]
         entry = owners[slot] if slot is not None else None
         variants = sorted(dict.fromkeys(k.split("::", 1)[0] for k in keys))
         first = keys[0]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import HarnessError
 from .expectations import collapse_capability
+from .expectations import load as expectations_load
 
 if TYPE_CHECKING:
     from .session import ConformanceSession
@@ -109,9 +110,26 @@ def check_target(target: str | None) -> None:
         )
 
 
+def root_causes(path: Path | None) -> list[dict[str, Any]]:
+    """The port's known failures as root causes, as its expectations file lists them now
+    (after an ``--update-expectations`` run, what that run wrote)."""
+    if path is None or not path.exists():
+        return []
+    causes = []
+    for entry in expectations_load(path).entries:
+        variants = entry.variants or (entry.key.split("::", 1)[0],)
+        item = {"rule": entry.rule or entry.key.split("::", 1)[1], "reason": entry.reason, "variants": len(variants)}
+        item.update({k: v for k, v in (("cause", entry.cause), ("source", entry.source), ("note", entry.note)) if v})
+        if entry.flaky:
+            item["flaky"] = True
+        causes.append(item)
+    return causes
+
+
 def write_reports(conformance: ConformanceSession, target: Path) -> None:
     check_target(str(target))
     data = build_report(conformance)
+    data["rootCauses"] = root_causes(conformance.expectations.path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     markdown_path(target).write_text(markdown(data), encoding="utf-8")

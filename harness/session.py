@@ -35,7 +35,13 @@ from .warm_shims import shim_session
 FIRST_HANDSHAKES_TRIED = 2
 
 # Rules every variant is checked against, whether or not its scenario cites them.
-IMPLICIT_RULES = ("golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events")
+# Beside the golden comparison and the key checks, the rules that judge one piece of wire data
+# wherever it appears (raw relay arguments, results kept across a resume): a difference they name is
+# theirs, not golden.observables's, in every scenario.
+IMPLICIT_RULES = (
+    "golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events",
+    "relay.arguments-raw-openai", "resume.keeps-prior-results",
+)
 
 
 @dataclass(frozen=True)
