@@ -17,7 +17,7 @@ import pytest
 import quick_figures
 import worker_count
 from build_once import run_folder
-from run_order import LanesScheduling, run_order
+from run_order import MARKERS, ordered
 
 from harness.fake_provider import FakeProvider
 from harness.ports import resolve
@@ -44,15 +44,18 @@ pytest_plugins = ["pytester"]
 pytest_xdist_auto_num_workers = worker_count.pytest_xdist_auto_num_workers
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
+    # `-n` alone means `--dist worksteal` in our suite (xdist's ``load`` never takes queued
+    # tests back, so one worker could run on alone); an explicit --dist is kept.
+    explicit = any(arg == "--dist" or arg.startswith("--dist=") for arg in config.invocation_params.args)
+    if config.getoption("dist", "no") == "load" and not explicit:
+        config.option.dist = "worksteal"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: run_order(item.nodeid))
-
-
-@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: a run with -p no:xdist has no such hook
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """``-n``'s default scheduling (``load``) becomes work stealing over per-worker lanes
-    (tests/run_order.py); any other ``--dist`` mode is left as it is."""
-    return LanesScheduling(config, log) if config.getvalue("dist") == "load" else None
+    items[:] = ordered(items)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

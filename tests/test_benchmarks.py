@@ -47,6 +47,7 @@ def test_fake_provider_latency_runs() -> None:
 
 
 @QUICK_RUN_LIMIT
+@pytest.mark.late
 def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
     floor = all_figures_quick.step("reference suite against its floor")
     assert floor.ok, floor.output[-2000:]
@@ -56,6 +57,7 @@ def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:
 
 
 @QUICK_RUN_LIMIT
+@pytest.mark.late
 def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quick: QuickRun) -> None:
     own = all_figures_quick.step("own test command")
     assert own.ok, own.output[-3000:]
@@ -65,6 +67,7 @@ def test_own_suite_prints_wall_cpu_load_and_where_the_time_goes(all_figures_quic
 
 
 @QUICK_RUN_LIMIT
+@pytest.mark.slow
 def test_all_figures_runs_every_step_and_sums_them_up(all_figures_quick: QuickRun) -> None:
     assert all_figures_quick.code == 0, all_figures_quick.output[-3000:]
     for step in ("reference suite against its floor", "differential throughput", "own test command"):

@@ -96,6 +96,7 @@ def test_scrub_leaves_no_machine_path() -> None:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.slow
 def test_one_real_python_release(tmp_path: Path) -> None:
     """toolnexus 0.21.0 from the package index, one scenario: the table shows it ran, its
     capabilities, and a rule it passes.

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import Phase, find, settings
 from hypothesis.errors import NoSuchExample
 from hypothesis.internal.conjecture import providers
@@ -78,6 +79,7 @@ def _stream_digest() -> str:
     return f"{hashlib.sha256(chr(10).join(seen).encode()).hexdigest()} {len(seen)}"
 
 
+@pytest.mark.slow
 def test_a_fresh_interpreter_and_a_warm_one_draw_the_same_stream() -> None:
     """The strategy caches warmed by other draws (other features, judged scenarios, mutated
     results) change nothing: this process's stream equals a fresh interpreter's."""

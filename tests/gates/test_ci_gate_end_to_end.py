@@ -34,7 +34,7 @@ from harness_wheel import WheelBuild
 
 REPO = Path(__file__).resolve().parents[2]
 GATE = REPO / "ci-gate" / "run_gate.sh"
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.timeout(1800), pytest.mark.slow]
 
 
 @dataclass

@@ -27,6 +27,7 @@ from kill_scope import PIN_COMMAND, Fired, hidden_by, hidden_variants, load_pins
 from kill_verdict import message, problems  # noqa: E402
 
 MUTANTS = load()
+pytestmark = pytest.mark.slow  # every mutant over its full scenario set
 
 
 @pytest.fixture(scope="session")

@@ -49,6 +49,7 @@ PORTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("port", "toolchain", "needs_source"), PORTS)
 def test_port_meets_its_expectations(port: str, toolchain: tuple[str, ...], needs_source: bool, tmp_path: Path) -> None:
     missing = [program for program in toolchain if shutil.which(program) is None]

@@ -35,6 +35,7 @@ def normative_rules() -> list[str]:
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.late
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_mutant_is_killed(name: str, kill_reports: dict[str, Future[KillReport]]) -> None:
     mutant = MUTANTS[name]
@@ -57,6 +58,7 @@ def test_every_mutant_has_a_current_scope() -> None:
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.late
 def test_every_normative_rule_is_killed_in_two_scenarios(kill_reports: dict[str, Future[KillReport]]) -> None:
     """A rule killed in one scenario only may be killed by an accident of that scenario."""
     killed: dict[str, set[str]] = {}

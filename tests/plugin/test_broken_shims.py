@@ -137,6 +137,7 @@ def defined_variants() -> int:
     return sum(len(list(load_scenario(path).variants())) for path in scenario_files(ROOT / "fixtures" / "scenarios"))
 
 
+@pytest.mark.slow
 def test_the_null_shim_fails_every_scenario(run_plugin: PluginRunner) -> None:
     total = defined_variants()
     assert total > 0, "the whole suite collects no variant"

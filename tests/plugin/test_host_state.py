@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from plugin_runner import REPO, SCENARIO, run_pytest
+
+pytestmark = pytest.mark.slow  # pytest runs in subprocesses
 
 # Records the host's state as JSON lines in $HOST_STATE_OUT: first thing in pytest_configure
 # (before the plugin's own configure), last thing in pytest_unconfigure.

@@ -24,7 +24,7 @@ from build_once import exclusive
 from harness_wheel import WheelBuild, wheel_cache
 
 # Building the wheel fetches the build backend (setuptools) into an isolated environment.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
 
 VARIANT = "relay-single-durable[openai-run]"
 INSTALLED = ".installed"  # written last: the venv is complete

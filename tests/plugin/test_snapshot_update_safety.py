@@ -178,6 +178,7 @@ def pytest_runtest_call(item):
 
 
 @pytest.mark.timeout(300)  # an xdist run in a subprocess: ~5 s idle, over 20 s under load
+@pytest.mark.slow
 def test_an_update_whose_xdist_worker_crashed_keeps_every_golden(tmp_path: Path) -> None:
     fixtures = private_fixtures(tmp_path, SCENARIO_ID)
     orphan = fixtures / "golden" / SCENARIO_ID / "openai-orphan.json"

@@ -70,6 +70,7 @@ def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 @pytest.mark.timeout(BUILD_BUDGET_S)
 @pytest.mark.parametrize("session", ["reference", "python", "golang", "js", "java"], indirect=True)
+@pytest.mark.slow
 def test_shim_registers_through_the_port_after_construction(session: ShimSession) -> None:
     handshake = session.ensure_alive()
     assert handshake.supports("register"), f"port {handshake.port} does not declare capability 'register'"
