@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HarnessError
+from .fake_provider.script_check import check_neutral
+from .fake_provider.script_error import ScriptError
 from .json_types import NotJsonConstant, refuse_constant
 from .paths import fixtures_dir
 from .schemas import validate
@@ -122,6 +124,11 @@ def load_scenario(path: Path) -> Scenario:
     unknown = sorted(set(data["rules"]) - known_rule_ids())
     if unknown:
         raise ScenarioError(f"{path}: cites rule ids that fixtures/rules.json does not know: {', '.join(unknown)}")
+    try:  # what the fake provider would otherwise fail on mid-run, as an HTTP 500 ports retry
+        check_neutral(data["turns"], data["styles"], "turns")
+        check_neutral(data.get("resume", {}).get("turns", []), data["styles"], "resume.turns")
+    except ScriptError as exc:
+        raise ScenarioError(f"{path}: the fake provider cannot serve this script: {exc}") from None
     return Scenario(path=path, data=data, digest=hashlib.sha256(raw).hexdigest()[:16])
 
 

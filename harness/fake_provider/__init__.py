@@ -10,11 +10,13 @@ from .pairing import Rejection
 from .provider import FakeProvider
 from .records import ProviderViolation, RecordedRequest
 from .script import Script, ScriptedCall, ScriptedTurn, ScriptedUsage
+from .script_check import check_neutral, check_script
 from .script_error import ScriptError
 from .sessions import Session
-from .wire import ScriptedSplit, ScriptedWire
+from .wire import SHAPES, ScriptedSplit, ScriptedWire, gateway_shapes
 
 __all__ = [
+    "SHAPES",
     "FakeProvider",
     "ProviderViolation",
     "RecordedRequest",
@@ -27,4 +29,7 @@ __all__ = [
     "ScriptedUsage",
     "ScriptedWire",
     "Session",
+    "check_neutral",
+    "check_script",
+    "gateway_shapes",
 ]

@@ -143,18 +143,13 @@ class Script:
     turns: tuple[ScriptedTurn, ...]
 
     @classmethod
-    def from_neutral(cls, data: Sequence[Mapping[str, Any]]) -> Script:
+    def from_neutral(cls, data: Sequence[Mapping[str, Any]], where: str = "turn") -> Script:
+        """``where`` names the list in errors (``turn[2].wire.usage: ...``)."""
         if isinstance(data, (str, bytes)) or not isinstance(data, Sequence):
             raise ScriptError("script: must be a list of turns")
         return cls(
-            tuple(ScriptedTurn.from_neutral(t, f"turn[{i}]") for i, t in enumerate(data))
+            tuple(ScriptedTurn.from_neutral(t, f"{where}[{i}]") for i, t in enumerate(data))
         )
-
-    def check_for_anthropic(self) -> None:
-        """Anthropic sends ``input`` as a parsed object, so every argument text must parse."""
-        for turn in self.turns:
-            for call in turn.tool_calls:
-                call.parsed_arguments()
 
 
 def _call_from_neutral(data: Any, where: str) -> ScriptedCall:

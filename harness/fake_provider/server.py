@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import socket
 import socketserver
+import sys
 import threading
 import time
 import traceback
@@ -256,6 +257,13 @@ class _LoopbackServer(ThreadingHTTPServer):
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
         super().__init__((LOOPBACK, 0), _NoDelayHandler if nodelay else _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that drops a kept-alive connection (a reset while the handler waits for its
+        # next request) is no error; anything else still gets the stdlib's report.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup for server_name; skip it

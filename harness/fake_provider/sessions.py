@@ -22,6 +22,7 @@ from . import anthropic, openai, pairing
 from .pairing import Rejection
 from .records import ProviderViolation, RecordedRequest, parse_json_body, redact_headers
 from .script import Script, ScriptedTurn
+from .script_check import check_script
 from .server import IncomingRequest, Reply
 
 STYLES = (openai.STYLE, anthropic.STYLE)
@@ -169,8 +170,7 @@ class SessionRegistry:
     def create(self, script: Script, style: str) -> Session:
         if style not in STYLES:
             raise ValueError(f"unknown provider style {style!r}; expected one of {STYLES}")
-        if style == anthropic.STYLE:
-            script.check_for_anthropic()
+        check_script(script, style)  # everything the session would fail on mid-run
         with self._lock:
             token = secrets.token_hex(6)
             while token in self._sessions:

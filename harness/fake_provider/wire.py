@@ -23,12 +23,20 @@ wire, not what it says. A scenario turn's ``wire`` object (all keys optional):
   call's deltas first; ``interleaved`` sends every call's opening delta, then every first
   argument piece, then every second piece.
 
-This module owns parsing that object and cutting a stream into pieces; the renderers in
-``openai.py`` and ``anthropic.py`` apply the rest."""
+Every variation is named in ``SHAPES`` as *provider* (the official API sends it and the
+official SDK parses it: ``tests/fake_provider/test_sdk_oracle.py`` proves the second half
+with the ``openai`` and ``anthropic`` packages) or *gateway* (seen from OpenAI-compatible
+gateways and servers, beyond the official API; the official SDKs' own stream accumulators
+fail on most of them). A normative rule rests on a gateway shape only through an owner
+decision of SPEC.md §1 (``tests/fake_provider/test_gateway_shapes.py``); :func:`gateway_shapes` tells the
+parity report which scenario runs meet one.
+
+This module owns parsing that object, cutting a stream into pieces and the shape table; the
+renderers in ``openai.py`` and ``anthropic.py`` apply the rest."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -41,6 +49,120 @@ CALL_ORDERS = ("sequential", "reversed", "interleaved")
 MAX_PAUSE_MS = 50
 # A split stream pauses between pieces; this bounds how long one response can take.
 MAX_PIECES = 2000
+
+
+PROVIDER, GATEWAY = "provider", "gateway"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One way a scripted turn can be put on the wire, and where it comes from in each style
+    that sends it (a style missing from ``origin`` does not put this shape on the wire)."""
+
+    name: str
+    origin: Mapping[str, str]
+    why: str
+
+
+def _shape(name: str, why: str, **origin: str) -> tuple[str, Shape]:
+    return name, Shape(name, origin, why)
+
+
+# Every variation a scenario's wire and extra blocks can script. The official SDKs named in
+# "why" are openai 3.60 and anthropic 2.16.
+SHAPES: dict[str, Shape] = dict([
+    _shape("wire.split", "a stream's bytes reach a client in pieces that end anywhere (TCP); "
+           "both SDKs' SSE decoders buffer lines", openai=PROVIDER, anthropic=PROVIDER),
+    _shape("wire.usage=absent", "OpenAI sends usage on every completion and, when include_usage "
+           "asks for it, in a stream's last chunk; an Anthropic message always has usage "
+           "(anthropic's stream accumulator reads it: get_final_message() raises without it)",
+           openai=GATEWAY, anthropic=GATEWAY),
+    _shape("wire.usage=no-total", "OpenAI's usage always has total_tokens (CompletionUsage)", openai=GATEWAY),
+    _shape("wire.usage=zero-total", "OpenAI's total_tokens is prompt + completion", openai=GATEWAY),
+    _shape("wire.content=null", "OpenAI's message of a tool-call turn has content null", openai=PROVIDER),
+    _shape("wire.content=empty", "an OpenAI stream's first delta carries content \"\" "
+           "(ChatCompletionMessage.content is Optional[str])", openai=PROVIDER),
+    _shape("wire.content=absent", "OpenAI's message always has a content key (null when there is "
+           "no text): required in the published response schema", openai=GATEWAY),
+    _shape("wire.toolCallIndexes=gaps", "OpenAI numbers a stream's tool calls 0, 1, 2...; "
+           "openai's ChatCompletionStreamState raises IndexError on a gap", openai=GATEWAY),
+    _shape("wire.omitToolCallIndex", "OpenAI's tool-call deltas always carry index "
+           "(ChoiceDeltaToolCall.index is required); ChatCompletionStreamState raises TypeError "
+           "without it", openai=GATEWAY),
+    _shape("wire.toolCallOrder=reversed", "OpenAI streams calls in index order; "
+           "ChatCompletionStreamState raises IndexError on a later index first", openai=GATEWAY),
+    _shape("wire.toolCallOrder=interleaved", "OpenAI streams one call's deltas after the other's "
+           "(the SDK assembles an interleaved stream by index, but the API does not send one)",
+           openai=GATEWAY),
+    _shape("extra.extraMessageKeys", "keys OpenAI adds to a message (refusal, annotations); "
+           "the SDK keeps them", openai=PROVIDER),
+    _shape("extra.extraBlocks", "blocks the Messages API adds before text and tool_use "
+           "(thinking, redacted_thinking); streamed as the API streams them", anthropic=PROVIDER),
+    _shape("extra.extraResponseKeys", "keys both APIs add to a response (system_fingerprint, "
+           "service_tier); the SDKs keep them", openai=PROVIDER, anthropic=PROVIDER),
+    _shape("extra.extraEvents", "OpenAI: chunks beyond chat.completion.chunk are Azure "
+           "OpenAI's content-filter events (the SDK's stream helper skips them by their "
+           "object); Anthropic: the Messages API's versioning policy says new event types may "
+           "appear, and the SDK passes them by", openai=GATEWAY, anthropic=PROVIDER),
+])
+
+
+def turn_shapes(turn: Mapping[str, Any]) -> list[str]:
+    """The names in SHAPES of the variations a neutral scripted turn uses (``wire`` and
+    ``extra`` keys; values as the scenario schema allows them)."""
+    wire = turn.get("wire") or {}
+    extra = turn.get("extra") or {}
+    names: list[str] = []
+    if "split" in wire:
+        names.append("wire.split")
+    if wire.get("usage", "full") != "full":
+        names.append(f"wire.usage={wire['usage']}")
+    if "content" in wire:
+        names.append(f"wire.content={wire['content']}")
+    indexes = wire.get("toolCallIndexes")
+    if indexes is not None and list(indexes) != list(range(len(indexes))):
+        names.append("wire.toolCallIndexes=gaps")
+    if wire.get("omitToolCallIndex"):
+        names.append("wire.omitToolCallIndex")
+    if wire.get("toolCallOrder", "sequential") != "sequential":
+        names.append(f"wire.toolCallOrder={wire['toolCallOrder']}")
+    names.extend(f"extra.{key}" for key in ("extraMessageKeys", "extraBlocks", "extraResponseKeys", "extraEvents")
+                 if extra.get(key))
+    return names
+
+
+# Shapes only a stream carries: a JSON response has no chunks, deltas or extra events.
+STREAM_ONLY = frozenset({
+    "wire.split", "wire.toolCallIndexes=gaps", "wire.omitToolCallIndex", "wire.toolCallOrder=reversed",
+    "wire.toolCallOrder=interleaved", "extra.extraEvents",
+})
+
+
+def gateway_shapes(scenario: Any, style: str | None = None, streamed: bool | None = None) -> list[str]:
+    """The gateway shapes a scenario's scripted turns put on the wire, sorted, in ``style``
+    (a variant's) or in any style the scenario runs in; ``streamed=False`` leaves out the
+    shapes only a stream carries (a variant whose entry is not ``stream`` gets JSON).
+    ``scenario`` is a ``harness.scenario.Scenario``, its JSON object, or a list of neutral
+    turns (then give the style, or every style counts). The parity report calls this to say
+    which findings come from gateway shapes."""
+    data = getattr(scenario, "data", scenario)
+    if isinstance(data, Mapping):
+        turns: Iterable[Mapping[str, Any]] = [*data.get("turns", []), *(data.get("resume") or {}).get("turns", [])]
+        styles = [style] if style is not None else list(data.get("styles", SHAPES_STYLES))
+    else:
+        turns = data
+        styles = [style] if style is not None else list(SHAPES_STYLES)
+    found = {
+        name
+        for turn in turns
+        for name in turn_shapes(turn)
+        if any(SHAPES[name].origin.get(s) == GATEWAY for s in styles)
+        and (streamed is not False or name not in STREAM_ONLY)
+    }
+    return sorted(found)
+
+
+SHAPES_STYLES = ("openai", "anthropic")
 
 
 @dataclass(frozen=True)
@@ -60,11 +182,14 @@ class ScriptedSplit:
         return sorted(cuts)
 
     def pieces(self, events: tuple[bytes, ...]) -> tuple[bytes, ...]:
+        """The stream cut at :meth:`boundaries`. A session refuses a script whose splits make
+        more than MAX_PIECES pieces (script_check.py); should a longer model name than that
+        check assumed push a stream past it, the pieces beyond go out as one."""
         stream = b"".join(events)
         edges = [0, *self.boundaries(stream), len(stream)]
         pieces = tuple(stream[a:b] for a, b in pairwise(edges) if b > a)
         if len(pieces) > MAX_PIECES:
-            raise ScriptError(f"wire.split cuts this stream into {len(pieces)} pieces; at most {MAX_PIECES}")
+            pieces = (*pieces[: MAX_PIECES - 1], b"".join(pieces[MAX_PIECES - 1 :]))
         return pieces
 
     def to_neutral(self) -> dict[str, Any]:
@@ -120,6 +245,11 @@ def wire_from_neutral(data: Any, where: str, calls: int) -> ScriptedWire:
     omit = data.get("omitToolCallIndex", False)
     if not isinstance(omit, bool):
         raise ScriptError(f"{where}.omitToolCallIndex: must be a boolean")
+    if omit and calls > 1:
+        raise ScriptError(
+            f"{where}.omitToolCallIndex: only for a turn with one tool call ({calls} calls without an index "
+            "would all be index 0)"
+        )
     indexes = data.get("toolCallIndexes")
     if indexes is not None:
         if not isinstance(indexes, list) or not all(_count(i) for i in indexes):

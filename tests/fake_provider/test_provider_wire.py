@@ -224,7 +224,6 @@ def test_final_turn_content_null(provider: FakeProvider, client: httpx.Client) -
         ({"toolCallOrder": "reversed"}, [("call_b", 1), (None, 1), (None, 1), ("call_a", 0), (None, 0), (None, 0)]),
         ({"toolCallOrder": "interleaved", "toolCallIndexes": [0, 2]},
          [("call_a", 0), ("call_b", 2), (None, 0), (None, 2), (None, 0), (None, 2)]),
-        ({"omitToolCallIndex": True}, [("call_a", None), (None, None), (None, None), ("call_b", None), (None, None), (None, None)]),
     ],
 )
 def test_tool_call_deltas_follow_the_script(
@@ -279,11 +278,19 @@ def test_anthropic_stream_assembles_around_extra_blocks(provider: FakeProvider, 
 # --- the script format ----------------------------------------------------------------------
 
 
+def test_omitted_index_carries_one_call(provider: FakeProvider, client: httpx.Client) -> None:
+    session = provider.session([{"toolCalls": CALLS[:1], "wire": {"omitToolCallIndex": True}}], "openai")
+    parts = _tool_parts(_stream(client, session).text)
+    assert [(p.get("id"), "index" in p) for p in parts] == [("call_a", False), (None, False), (None, False)]
+
+
 def test_wire_round_trips_through_the_neutral_format() -> None:
     wire = {"split": {"every": 3, "at": [1, 9], "utf8": True, "pauseMs": 4}, "usage": "zero-total", "content": "empty",
-            "toolCallIndexes": [2, 0], "omitToolCallIndex": True, "toolCallOrder": "interleaved"}
+            "toolCallIndexes": [2, 0], "toolCallOrder": "interleaved"}
     turn = ScriptedTurn.from_neutral({"toolCalls": CALLS, "wire": wire})
     assert turn.to_neutral()["wire"] == wire
+    one = {"omitToolCallIndex": True}
+    assert ScriptedTurn.from_neutral({"toolCalls": CALLS[:1], "wire": one}).to_neutral()["wire"] == one
     assert "wire" not in ScriptedTurn.from_neutral({"text": "x"}).to_neutral()
 
 
