@@ -8,7 +8,10 @@
 #
 # TOOLNEXUS_HARNESS  what pip installs as the harness (required)
 # TOOLNEXUS_GATE_VENV  the venv to use (default: $RUNNER_TEMP or $TMPDIR /toolnexus-gate-venv);
-#                      an existing one is reused and the harness reinstalled only if changed
+#                      an existing one is reused; the harness is reinstalled whenever what
+#                      TOOLNEXUS_HARNESS names differs from what the venv holds: a wheel or
+#                      folder by the sha256 of its bytes (a rebuilt wheel of the same version
+#                      too), anything else by its text
 # PYTHON             the interpreter that creates the venv (default: python3, >= 3.11)
 set -euo pipefail
 
@@ -22,5 +25,33 @@ python="${PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$TOOLNEXUS_HARNESS"
+# What TOOLNEXUS_HARNESS names, as a digest: a file's bytes, a folder's files (path and bytes,
+# build leftovers aside), else the requirement's text. The extras part ("x.whl[gate]") counts.
+harness_digest() {
+  local spec=$1 path=$1
+  case "$spec" in *\]) path=${spec%%\[*} ;; esac
+  if [ -f "$path" ]; then
+    { printf '%s\n' "$spec"; sha256sum < "$path"; } | sha256sum | cut -d' ' -f1
+  elif [ -d "$path" ]; then
+    { printf '%s\n' "$spec"
+      (cd "$path" && find . -type f ! -path '*/.git/*' ! -path '*/__pycache__/*' ! -path '*/.venv/*' \
+         ! -path '*/build/*' ! -path '*/.cache/*' ! -name '*.pyc' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); } \
+      | sha256sum | cut -d' ' -f1
+  else
+    printf '%s\n' "$spec" | sha256sum | cut -d' ' -f1
+  fi
+}
+stamp="$venv/.toolnexus-harness.sha256"
+digest=$(harness_digest "$TOOLNEXUS_HARNESS")
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+  echo "run_gate.sh: installing the harness: $TOOLNEXUS_HARNESS" >&2
+  rm -f "$stamp"
+  # --force-reinstall: pip keeps an installed version when a rebuilt wheel carries the same one.
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$TOOLNEXUS_HARNESS"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$TOOLNEXUS_HARNESS"
+  printf '%s\n' "$digest" > "$stamp"
+else
+  echo "run_gate.sh: the harness in $venv is already $TOOLNEXUS_HARNESS (sha256 ${digest:0:12})" >&2
+fi
+export TOOLNEXUS_HARNESS
 exec "$venv/bin/python" -m harness.ci_gate "$@"

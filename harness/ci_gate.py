@@ -8,14 +8,19 @@ It runs ``pytest --port=X --port-src=SRC --expectations=FILE`` isolated from the
 repository's own pytest configuration, and leaves in ``--out`` (default
 ``conformance-results``): ``junit.xml``, ``artifacts/`` (each failing variant's JSON-RPC
 lines, provider exchanges and shim stderr), ``report.json``/``report.md`` (the per-rule
-matrix), ``pytest.log`` and ``summary.md``. The summary (one line for the port, its failing
-rules each with a reproduce command, the matrix folded below) is also appended to
-``$GITHUB_STEP_SUMMARY`` when that is set. The exit code is pytest's: 0 only when every
-rule passed or failed exactly as the expectations file says.
+matrix), ``parity.html`` (the report to look at: ``harness.parity_html``), ``pytest.log``
+and ``summary.md``. The summary (one line for the port, its failing rules each with a
+reproduce command, the failed tests each with theirs, how to accept the run as the
+expectations, the matrix folded below) is also appended to ``$GITHUB_STEP_SUMMARY`` when
+that is set. Every command in it runs as printed in the repository under test once the
+harness is installed there, and the summary opens with that one-line install (the harness
+``run_gate.sh`` installed, ``$TOOLNEXUS_HARNESS``). The exit code is pytest's: 0 only when
+every rule passed or failed exactly as the expectations file says (or when
+``--update-expectations`` wrote what the run saw).
 
-The python port is served from PyPI; with ``--port-src`` the gate instead installs the
-repository under test (a pip-installable ``toolnexus`` package) into a private venv and
-drives that. Ports whose shim builds from no source reject ``--port-src``.
+The python port is served from PyPI; with ``--port-src`` it is built from the repository
+under test instead (``harness/ports.toml``); ports whose shim builds from no source reject
+``--port-src``, with the plugin's own words.
 """
 
 from __future__ import annotations
@@ -24,21 +29,24 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import parity_html
 from .parity_summary import render_summary, summarize
-from .paths import fixtures_dir, shims_dir
-from .ports import cache_dir, load_registry
+from .paths import fixtures_dir
+from .ports import PortError, check_choice
 from .report import markdown
+from .usage import XDIST_HINT, xdist_installed
 
 LOG_TAIL = 40
 FAILED_SHOWN = 15
-PYTHON_SOURCE_PORT = "python"
+HARNESS_ENV = "TOOLNEXUS_HARNESS"
+# pytest options that choose how a run is spread, not what it runs.
+NOT_SELECTION = ("-n", "--numprocesses", "--dist", "--maxprocesses", "-p", "-q", "-v", "-x")
 
 
 class GateError(Exception):
@@ -54,7 +62,7 @@ class GateRun:
     pytest_args: list[str]
 
 
-def pytest_command(run: GateRun, port_cmd: str | None) -> list[str]:
+def pytest_command(run: GateRun) -> list[str]:
     out = run.out.resolve()
     argv = [
         sys.executable, "-m", "pytest",
@@ -67,9 +75,7 @@ def pytest_command(run: GateRun, port_cmd: str | None) -> list[str]:
         f"--conformance-report={out / 'report.json'}",
         "-q",
     ]  # fmt: skip
-    if port_cmd:
-        argv.append(f"--port-cmd={port_cmd}")
-    elif run.port_src:
+    if run.port_src:
         argv.append(f"--port-src={run.port_src}")
     if run.expectations:
         # As the user wrote it (pytest runs in the same folder): it lands in update hints.
@@ -78,36 +84,19 @@ def pytest_command(run: GateRun, port_cmd: str | None) -> list[str]:
 
 
 def check(run: GateRun) -> None:
-    registry = load_registry()
-    if run.port not in registry:
-        raise GateError(f"unknown port {run.port!r}; the harness knows: {', '.join(sorted(registry))}")
-    if run.port_src is not None:
-        src = Path(run.port_src)
-        if not src.is_dir():
-            raise GateError(f"--port-src={run.port_src}: no such folder")
-        builds_from_source = any("{src}" in part for step in registry[run.port].build for part in step)
-        if not builds_from_source and run.port != PYTHON_SOURCE_PORT:
-            raise GateError(f"port {run.port!r} does not build from a source checkout; drop --port-src")
+    """What the plugin would refuse, said before anything is built (in the plugin's words)."""
+    try:
+        check_choice(run.port, run.port_src)
+    except PortError as exc:
+        raise GateError(str(exc)) from None
+    if run.port_src is not None and not Path(run.port_src).is_dir():
+        raise GateError(f"--port-src={run.port_src}: no such folder")
+    if any(arg in ("-n", "--numprocesses") or arg.startswith(("-n", "--numprocesses=")) for arg in run.pytest_args):
+        if not xdist_installed():
+            raise GateError(f"-n runs the suite in parallel with pytest-xdist, which is not installed here: {XDIST_HINT}")
     missing = run.expectations is not None and not run.expectations.is_file()
     if missing and "--update-expectations" not in run.pytest_args:
         raise GateError(f"--expectations={run.expectations}: no such file (create it with --update-expectations)")
-
-
-def python_from_source(src: Path, log: list[str]) -> str:
-    """A private venv holding the repository's own ``toolnexus`` package; the shim command."""
-    venv = cache_dir() / "python-from-source" / "venv"
-    if venv.exists():
-        shutil.rmtree(venv)  # rebuilt each time: the source may have changed under the same version
-    python = venv / "bin" / "python"
-    for argv in ([sys.executable, "-m", "venv", str(venv)],
-                 [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(src.resolve())]):  # fmt: skip
-        log.append(f"$ {shlex.join(argv)}")
-        done = subprocess.run(argv, check=False, capture_output=True, text=True)
-        log.append(done.stdout + done.stderr)
-        if done.returncode != 0:
-            raise GateError(f"cannot install the python port from {src} (exit {done.returncode}): {shlex.join(argv)}\n"
-                            + "\n".join(f"  | {line}" for line in (done.stdout + done.stderr).strip().splitlines()[-15:]))
-    return shlex.join([str(python), str(shims_dir() / "python" / "shim.py")])
 
 
 def run_pytest(argv: list[str], log_path: Path) -> int:
@@ -126,8 +115,11 @@ def summary_markdown(run: GateRun, exit_code: int, log_path: Path) -> str:
     report_path = run.out / "report.json"
     verdict = "passed" if exit_code == 0 else f"**FAILED** (pytest exit code {exit_code})"
     lines = [f"## toolnexus conformance: port `{run.port}` {verdict}", ""]
-    if run.pytest_args:
-        lines += [f"Selected with `{shlex.join(run.pytest_args)}`: rules outside the selection count as not exercised.", ""]
+    selection = selection_args(run.pytest_args)
+    if selection:
+        lines += [f"Selected with `{shlex.join(selection)}`: rules outside the selection count as not exercised.", ""]
+    if exit_code != 0:
+        lines += reproduce_here(run)
     if not report_path.is_file():
         tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-LOG_TAIL:] if log_path.is_file() else []
         lines += ["The run ended before it wrote a report. The end of its output:", "", "```", *tail, "```"]
@@ -138,11 +130,18 @@ def summary_markdown(run: GateRun, exit_code: int, log_path: Path) -> str:
     lines += render_summary([summarize(report, rules, rerun=rerun)])
     failed = failed_tests(run.out / "junit.xml")
     if failed:
-        lines += ["", f"**{len(failed)} failed test{'s' if len(failed) != 1 else ''}** (details in `junit.xml`):", ""]
-        lines += [f"- `{name}`: {why}" for name, why in failed[:FAILED_SHOWN]]
+        lines += ["", f"**{len(failed)} failed test{'s' if len(failed) != 1 else ''}**, each with the command that reruns it "
+                  "(details in `junit.xml`):", ""]  # fmt: skip
+        for name, why in failed[:FAILED_SHOWN]:
+            lines += [f"- `{name}`: {why}", "", "  ```sh", f"  {gate_command(run, [test_selector(name)])}", "  ```"]
         if len(failed) > FAILED_SHOWN:
-            lines.append(f"- … and {len(failed) - FAILED_SHOWN} more")
-    lines += ["", f"Evidence: `{run.out}/junit.xml`, failing variants in `{run.out}/artifacts/`, full log `{run.out}/pytest.log`."]
+            lines.append(f"- … and {len(failed) - FAILED_SHOWN} more (all in `junit.xml`)")
+        if run.expectations is not None:
+            lines += ["", f"If these failures are what the port does now, record them in `{run.expectations}` "
+                      "(the command says what it wrote, and exits 0):", "",
+                      "```sh", gate_command(run, [*selection_args(run.pytest_args), "--update-expectations"]), "```"]  # fmt: skip
+    lines += ["", f"Evidence: `{run.out}/junit.xml`, failing variants in `{run.out}/artifacts/`, full log `{run.out}/pytest.log`; "
+              f"the report to look at (matrix, root causes, diffs): `{run.out}/{HTML_NAME}`."]  # fmt: skip
     lines += ["", "<details><summary>rule matrix</summary>", "", markdown(report), "</details>"]
     return "\n".join(lines) + "\n"
 
@@ -163,15 +162,83 @@ def failed_tests(junit: Path) -> list[tuple[str, str]]:
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             # The harness's text opens with the scenario; the first "[rule] ..." line says what failed.
             first = next((line for line in lines if line.startswith("[")), lines[0] if lines else "")
-            failed.append((case.get("name", "?"), first.replace("`", "'")[:200]))
+            failed.append((case.get("name", "?"), first.replace("`", "'")))
     return failed
 
 
-def rerun_prefix(run: GateRun) -> str:
-    parts = ["python -m harness.ci_gate", f"--port={run.port}"]
+HTML_NAME = "parity.html"
+
+
+def selection_args(pytest_args: list[str]) -> list[str]:
+    """The pytest options that select what runs (not -n N and the like, which spread it)."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in pytest_args:
+        if skip_value:
+            skip_value = False
+            continue
+        flag = arg.split("=", 1)[0]
+        if flag in NOT_SELECTION or (arg.startswith("-n") and arg[2:].isalnum()):
+            skip_value = "=" not in arg and flag in ("-n", "--numprocesses", "--dist", "--maxprocesses", "-p")
+            continue
+        kept.append(arg)
+    return kept
+
+
+def test_selector(name: str) -> str:
+    """A failed test's name (``scenario[variant]``) as the argument that selects it again:
+    its scenario file by the short id the plugin understands (``scenarios/<file>``)."""
+    scenario = name.split("[", 1)[0]
+    return f"scenarios/{scenario}.json::{name}"
+
+
+def gate_base(run: GateRun) -> list[str]:
+    parts = ["python", "-m", "harness.ci_gate", f"--port={run.port}"]
     if run.port_src:
-        parts.append(f"--port-src={shlex.quote(run.port_src)}")
-    return " ".join(parts) + " --"
+        parts.append(f"--port-src={run.port_src}")
+    if run.expectations is not None:
+        parts.append(f"--expectations={run.expectations}")
+    return parts
+
+
+def gate_command(run: GateRun, pytest_args: list[str]) -> str:
+    """This gate again, as typed in the repository under test, with these pytest options."""
+    return shlex.join([*gate_base(run), "--", *pytest_args])
+
+
+def rerun_prefix(run: GateRun) -> str:
+    return shlex.join(gate_base(run)) + " --"
+
+
+def install_line() -> str:
+    """The one-line install of the harness this gate runs, as a maintainer types it."""
+    given = os.environ.get(HARNESS_ENV, "").strip()
+    if not given:
+        return "python -m pip install toolnexus-conformance  # the harness (no TOOLNEXUS_HARNESS was given)"
+    path, extra = given, ""
+    if "[" in given and given.endswith("]"):
+        path, extra = given[: given.index("[")], given[given.index("[") :]
+    if Path(path).exists():
+        given = str(Path(path).resolve()) + extra
+    return shlex.join(["python", "-m", "pip", "install", given])
+
+
+def reproduce_here(run: GateRun) -> list[str]:
+    return [
+        "To run the commands below in the repository under test, install the harness this gate ran first:",
+        "",
+        "```sh",
+        install_line(),
+        "```",
+        "",
+    ]
+
+
+def write_html(run: GateRun) -> None:
+    """The HTML report beside the summary (nothing when the run wrote no report)."""
+    report = run.out / "report.json"
+    if report.is_file():
+        parity_html.main([str(report), "-o", str(run.out / HTML_NAME)])
 
 
 def gate(run: GateRun) -> int:
@@ -179,17 +246,9 @@ def gate(run: GateRun) -> int:
     (run.out / "gate-pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     log_path = run.out / "pytest.log"
     log_path.write_text("", encoding="utf-8")
-    for stale in ("report.json", "report.md", "junit.xml"):
+    for stale in ("report.json", "report.md", "junit.xml", HTML_NAME):
         (run.out / stale).unlink(missing_ok=True)
-    port_cmd = None
-    if run.port == PYTHON_SOURCE_PORT and run.port_src:
-        notes: list[str] = []
-        try:
-            port_cmd = python_from_source(Path(run.port_src), notes)
-        finally:
-            with log_path.open("a", encoding="utf-8") as log:
-                log.write("\n".join(notes) + "\n")
-    return run_pytest(pytest_command(run, port_cmd), log_path)
+    return run_pytest(pytest_command(run), log_path)
 
 
 def write_summary(text: str, out: Path) -> None:
@@ -221,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         run.out.mkdir(parents=True, exist_ok=True)
         write_summary(f"## toolnexus conformance: port `{run.port}` **could not run**\n\n```\n{exc}\n```\n", run.out)
         return 2
+    write_html(run)
     write_summary(summary_markdown(run, exit_code, run.out / "pytest.log"), run.out)
     return exit_code
 

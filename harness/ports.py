@@ -111,6 +111,28 @@ class ResolvedPort:
             object.__setattr__(self, "expectations_port", self.name)
 
 
+def check_choice(name: str | None, port_src: str | None) -> Port:
+    """The registry's port ``name``, if ``--port-src`` is given exactly when it applies (the
+    plugin and the CI gate both ask here, so both say the same)."""
+    registry = load_registry()
+    if name not in registry:
+        known = ", ".join(sorted(registry))
+        raise PortError(f"unknown port {name!r}; the registry ({REGISTRY.name}) knows: {known}")
+    port = registry[name]
+    if port.needs_source and not port_src:
+        raise PortError(
+            f"port {name!r} is not served by any registry reachable here; run it against a "
+            f"checkout: pytest --port={name} --port-src=PATH/TO/toolnexus"
+        )
+    if port_src and not port.takes_source:
+        takers = ", ".join(sorted(n for n, p in registry.items() if p.takes_source)) or "none"
+        raise PortError(
+            f"port {name!r} does not build from a toolnexus checkout, so --port-src would be ignored; "
+            f"drop it (ports that take one: {takers})"
+        )
+    return port
+
+
 def resolve(
     name: str | None, port_cmd: str | None, port_src: str | None, timeout: float | None, *, build: bool = True
 ) -> ResolvedPort:
@@ -128,22 +150,8 @@ def resolve(
         return ResolvedPort(
             name or "adhoc", shlex.split(port_cmd), timeout or DEFAULT_TIMEOUT, {}, f"--port-cmd={shlex.quote(port_cmd)}"
         )
-    registry = load_registry()
-    if name not in registry:
-        known = ", ".join(sorted(registry))
-        raise PortError(f"unknown port {name!r}; the registry ({REGISTRY.name}) knows: {known}")
-    port = registry[name]
-    if port.needs_source and not port_src:
-        raise PortError(
-            f"port {name!r} is not served by any registry reachable here; run it against a "
-            f"checkout: pytest --port={name} --port-src=PATH/TO/toolnexus"
-        )
-    if port_src and not port.takes_source:
-        takers = ", ".join(sorted(n for n, p in registry.items() if p.takes_source)) or "none"
-        raise PortError(
-            f"port {name!r} does not build from a toolnexus checkout, so --port-src would be ignored; "
-            f"drop it (ports that take one: {takers})"
-        )
+    port = check_choice(name, port_src)
+    name = port.name
     if port.toolchain and shutil.which(port.toolchain) is None:
         raise PortError(f"port {name!r} needs {port.toolchain!r} on PATH to build its shim; it is not installed")
     values = {
