@@ -51,6 +51,10 @@ class _Differs(BaseException):
     """Ends the run-ahead generation: a scenario already run showed a difference."""
 
 
+class _BudgetSpent(BaseException):
+    """Ends a shrink whose budget of candidates is spent: the smallest find so far stands."""
+
+
 class Shims:
     """One port's shims, each lent to one run at a time."""
 
@@ -123,8 +127,9 @@ class AheadSearch:
     ``stream`` makes the source of examples afresh (a replay must start from the same seed);
     ``stop`` says the search must end (it raises :class:`Stopped`); ``differs`` is told,
     once, when the first difference of the stream is known (every run before it ended);
-    ``shrink_budget`` bounds the shrink candidates run (past it a candidate counts as not
-    differing: a count, so the result still depends on the stream alone)."""
+    ``shrink_budget`` bounds the shrink candidates run: when a candidate past it would have to
+    run, the shrink ends with the smallest differing scenario so far (a count, so the result
+    still depends on the stream alone; 0 reports the first difference of the stream as drawn)."""
 
     runner: PairRunner
     strategy: SearchStrategy[Scenario]
@@ -137,6 +142,7 @@ class AheadSearch:
     _jobs: dict[bytes, Future[Verdict]] = field(default_factory=dict)  # by _key, in draw order
     _in_flight: set[Future[Verdict]] = field(default_factory=set)
     _generated: int | None = None  # how many of _jobs the generation drew (the rest are shrink candidates)
+    _smallest: Scenario | None = None  # the last differing scenario the shrink met: its smallest so far
 
     def run(self) -> Outcome:
         try:
@@ -149,7 +155,11 @@ class AheadSearch:
         if first is None:
             return Outcome(self.tried, reach=reach)
         self.differs()
-        found = find(self.strategy, self._replayed, settings=self.settings, random=self.stream())
+        try:
+            found = find(self.strategy, self._replayed, settings=self.settings, random=self.stream())
+        except _BudgetSpent:
+            assert self._smallest is not None, "the budget is only checked once the replay met the difference"
+            found = self._smallest
         verdict = self._answer(found)
         return Outcome(self.tried, found, verdict.failures, verdict.rules, reach)
 
@@ -189,7 +199,10 @@ class AheadSearch:
     def _replayed(self, scenario: Scenario) -> bool:
         if self.stop():
             raise Stopped
-        return bool(self._answer(scenario))
+        differs = bool(self._answer(scenario))
+        if differs:  # hypothesis only calls a candidate interesting when it is smaller than the last
+            self._smallest = scenario
+        return differs
 
     def _answer(self, scenario: Scenario) -> Verdict:
         text = canonical(scenario)
@@ -197,7 +210,7 @@ class AheadSearch:
         job = self._jobs.get(key)
         if job is None:  # a shrink candidate: run now, on both ports at once, within the budget
             if self.shrink_budget is not None and len(self._jobs) - (self._generated or 0) >= self.shrink_budget:
-                return Verdict()
+                raise _BudgetSpent
             job = self._jobs[key] = self.runner.submit(scenario, text)
         return job.result()
 
