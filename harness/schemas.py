@@ -130,13 +130,13 @@ def reload() -> None:
     schema_fast.forget()
 
 
-def _resources() -> list[tuple[str, Any]]:
+def schema_resources() -> list[tuple[str, Any]]:
     """``($id, contents)`` of every schema file, for the compiled pre-check."""
     catalog = _catalog()
     return [(uri, catalog.registry.contents(uri)) for uri in catalog.ids_by_name.values()]
 
 
-def _date_time(instance: object) -> bool:
+def is_date_time(instance: object) -> bool:
     """``date-time`` exactly as the jsonschema format checker judges it."""
     return Draft202012Validator.FORMAT_CHECKER.conforms(instance, "date-time")
 
@@ -195,9 +195,10 @@ def validate(name: str, instance: Any) -> list[SchemaViolation]:
     its store saves and its stream events; the same messages in every variant of a
     scenario), so the outcome for an instance already validated against the same schema is
     reused: the key is the instance's canonical JSON text, and only plain JSON data is
-    keyed (:func:`_instance_key`)."""
+    keyed (a tuple serializes like a list and an int key like a string, yet a schema tells
+    them apart, so such an instance must not share a key with the JSON it resembles)."""
     plain = _is_plain(instance)
-    if plain and schema_fast.known_valid(name, instance, uri=schema_id(name), resources=_resources, date_time=_date_time):
+    if plain and schema_fast.known_valid(name, instance, uri=schema_id(name), resources=schema_resources, date_time=is_date_time):
         return []
     key = _canonical_key(name, instance) if plain else None
     known = _known.get(key) if key is not None else None
@@ -208,7 +209,7 @@ def validate(name: str, instance: Any) -> list[SchemaViolation]:
     violations = sorted(unique, key=_sort_key)
     if key is not None:
         with _known_lock:  # --validate-shim validates from the transport's threads too
-            if len(_known) >= _KNOWN_MAX_ENTRIES:
+            if len(_known) >= MAX_REUSED_OUTCOMES:
                 _known.pop(next(iter(_known)), None)  # the oldest; a plain dict keeps insertion order
             _known[key] = tuple(violations)
     return violations
@@ -218,24 +219,22 @@ def validate(name: str, instance: Any) -> list[SchemaViolation]:
 # frozen and name no instance, so an outcome can be handed out again as it is.
 _known: dict[tuple[str, str], tuple[SchemaViolation, ...]] = {}
 _known_lock = threading.Lock()
-_KNOWN_MAX_ENTRIES = 8192
-_KNOWN_MAX_CHARS = 256 * 1024  # a larger instance is validated every time, not held
+MAX_REUSED_OUTCOMES = 8192  # read at every insertion; the oldest outcome goes first
+MAX_REUSED_CHARS = 256 * 1024  # a larger instance is validated every time, not held
 
 
-def _instance_key(name: str, instance: Any) -> tuple[str, str] | None:
-    """``(name, canonical JSON)``, or None when ``instance`` is not plain JSON data: a
-    tuple serializes like a list and an int key like a string, yet a schema tells them
-    apart, so such an instance must not share a key with the JSON it resembles."""
-    return _canonical_key(name, instance) if _is_plain(instance) else None
+def reused_outcomes() -> int:
+    """How many outcomes :func:`validate` holds for reuse (at most ``MAX_REUSED_OUTCOMES``)."""
+    return len(_known)
 
 
 def _canonical_key(name: str, instance: Any) -> tuple[str, str] | None:
-    """:func:`_instance_key` for an instance already known to be plain JSON data."""
+    """``(name, canonical JSON)`` of plain JSON data; None when it is too large to hold."""
     try:
         text = json.dumps(instance, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     except (RecursionError, ValueError):
         return None
-    return (name, text) if len(text) <= _KNOWN_MAX_CHARS else None
+    return (name, text) if len(text) <= MAX_REUSED_CHARS else None
 
 
 def _is_plain(instance: Any) -> bool:

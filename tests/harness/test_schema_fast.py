@@ -56,8 +56,8 @@ def _fast_valid(name: str, instance: Any) -> bool:
         name,
         instance,
         uri=schemas.schema_id(name),
-        resources=schemas._resources,
-        date_time=schemas._date_time,
+        resources=schemas.schema_resources,
+        date_time=schemas.is_date_time,
     )
 
 

@@ -30,7 +30,6 @@ def test_the_same_instance_gives_the_same_outcome_whatever_its_key_order() -> No
     assert [v.json_path for v in again] == ["$.expires_at"]
     assert "did you mean 'expiresAt'" in again[0].message
     assert schemas.validate("request", GOOD_REQUEST) == []
-    assert ("request", schemas._instance_key("request", broken)[1]) in schemas._known  # type: ignore[index]
 
 
 def test_a_broken_copy_of_a_valid_instance_still_fails() -> None:
@@ -47,7 +46,6 @@ def test_tuples_and_non_string_keys_are_not_served_a_json_lookalike() -> None:
 
     assert schemas.validate("request", {**GOOD_REQUEST, "data": {"1": True}}) == []
     int_key = schemas.validate("request", {**GOOD_REQUEST, "data": {1: True}})
-    assert schemas._instance_key("request", {**GOOD_REQUEST, "data": {1: True}}) is None
     assert int_key == schemas.validate("request", {**GOOD_REQUEST, "data": {1: True}})
 
 
@@ -60,14 +58,17 @@ def test_an_unknown_schema_is_refused_every_time() -> None:
 def test_the_reuse_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # The bound is read at every insertion: a small one proves it as the shipped 8192 would,
     # without validating 8197 invalid instances through jsonschema (~1 s of CPU).
-    monkeypatch.setattr(schemas, "_KNOWN_MAX_ENTRIES", 64)
+    monkeypatch.setattr(schemas, "MAX_REUSED_OUTCOMES", 64)
     # Only outcomes the compiled pre-check cannot vouch for are kept: invalid instances.
-    for i in range(schemas._KNOWN_MAX_ENTRIES + 5):
-        schemas.validate("request", {**GOOD_REQUEST, "id": f"req-{i}", "kind": 3})
-    assert len(schemas._known) == schemas._KNOWN_MAX_ENTRIES
-    huge = {**GOOD_REQUEST, "prompt": "x" * (schemas._KNOWN_MAX_CHARS + 1)}
-    assert schemas._instance_key("request", huge) is None
-    assert schemas.validate("request", huge) == []
+    for i in range(64 + 5):
+        broken = {**GOOD_REQUEST, "id": f"req-{i}", "kind": 3}
+        assert [v.json_path for v in schemas.validate("request", broken)] == ["$.kind"]
+    assert schemas.reused_outcomes() == 64
+    assert [v.json_path for v in schemas.validate("request", {**GOOD_REQUEST, "kind": 3, "id": "req-0"})] == ["$.kind"]
+    held = schemas.reused_outcomes()
+    huge = {**GOOD_REQUEST, "kind": 3, "prompt": "x" * (schemas.MAX_REUSED_CHARS + 1)}
+    assert [v.json_path for v in schemas.validate("request", huge)] == ["$.kind"]
+    assert schemas.reused_outcomes() == held, "a huge instance's outcome was held"
 
 
 def test_data_nested_too_deep_to_walk_is_still_validated() -> None:
