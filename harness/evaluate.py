@@ -86,15 +86,19 @@ def _not_judged_on_failed_inputs(
     evaluated = {o.rule for o in outcomes}
     out = []
     for outcome in outcomes:
+        broken: list[str] = []
         if outcome.status == FAIL and outcome.rule == "golden.observables":
             # The golden comparison is the catch-all: a difference a specific rule names is
             # that rule's, reported once there.
             broken = sorted(failed - {"golden.observables"})
         elif outcome.status == FAIL:
-            broken = [dep for dep in DEPENDS_ON.get(outcome.rule, ()) if dep in failed or (dep not in evaluated and _fails(dep, record, facts, checks))]
-            if broken:
-                why = f"not judged: depends on {', '.join(broken)}, which failed on this variant (reported there)"
-                outcome = Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,))
+            broken = [
+                dep for dep in DEPENDS_ON.get(outcome.rule, ())
+                if dep in failed or (dep not in evaluated and _fails(dep, record, facts, checks))
+            ]
+        if broken:
+            why = f"not judged: depends on {', '.join(broken)}, which failed on this variant (reported there)"
+            outcome = Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,))
         out.append(outcome)
     return out
 
