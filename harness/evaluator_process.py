@@ -2,11 +2,11 @@
 
 A serial conformance run alternates between pytest's process and the shim: while the shim
 works, pytest's process waits, and while pytest's process evaluates a record (every rule's
-check and the golden comparisons, ~15% of a reference run), the shim idles. With the checks
+check and the golden comparisons, a sizeable share of a reference run), the shim idles. With the checks
 in this process, the plugin runs variant N+1 while variant N is evaluated here, on the
 other core, and the shim's work and the evaluation overlap. (A thread would not do: the
-checks and the run's choreography would share one interpreter lock, which was measured to
-make the runs slower by what the overlap saved.)
+checks and the run's choreography would share one interpreter lock, and lose to it what
+the overlap saves.)
 
 The worker is ``python -m harness.evaluator_process``: it reads length-prefixed pickles of
 ``(token, record, rules)`` on stdin and writes ``(token, outcomes)`` or ``(token, error)``

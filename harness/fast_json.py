@@ -1,8 +1,8 @@
 """Compact JSON on the run path, through orjson wherever its answer is the stdlib's.
 
 Every JSON-RPC line and streamed event of a run is encoded at least once, and every line a
-shim writes is decoded; with the stdlib's ``json`` that was ~12% of a differential
-scenario's CPU (measured with ``benchmarks/differential_throughput.py``). orjson does the
+shim writes is decoded; with the stdlib's ``json`` that is a large share of a differential
+scenario's CPU (``benchmarks/differential_throughput.py``). orjson does the
 same work in C, but its answers differ from the stdlib's at the edges:
 
 - decoding, it reads an integer beyond 64 bits as a float, and refuses lone surrogates, an

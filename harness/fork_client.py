@@ -10,7 +10,7 @@ code, or killed by the same signal. Killed itself, it leaves the server to kill 
 It is started once per shim, so its start-up is what it costs: run without ``site``, on the
 C module ``_socket`` rather than ``socket`` (and ``signal`` only when the child was killed
 by one), whose Python layers build enums at import: about a bare ``python -I -S`` start,
-against ~0.1-0.2 s for a cold Python shim.
+a small part of what a cold Python shim's imports cost.
 """
 
 from __future__ import annotations

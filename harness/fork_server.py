@@ -1,7 +1,6 @@
 """A warm process that forks fresh processes onto its clients' standard streams.
 
-A Python shim spends most of a start (~0.1-0.2 s of CPU) importing what it needs before it
-reads a line; where many shims are started (a differential search's restarts, the mutants'
+A Python shim spends most of its start importing what it needs before it reads a line; where many shims are started (a differential search's restarts, the mutants'
 kill runs), a fork server pays that once. The program built on it loads what its children
 need, then calls :meth:`ForkServer.run`, which serves a Unix socket: each connection (from
 ``fork_client.py``, the command the harness starts as the shim) hands over the client's

@@ -157,9 +157,9 @@ def encode_line(obj: dict[str, Any], limit: int | None = None) -> bytes:
     """One framed line; with ``limit``, raise :class:`MessageTooLarge` rather than return a
     line longer than ``limit`` bytes (newline excluded).
 
-    The line is built before its size is known, in C: a 50 MB prompt takes 0.03-0.15 s and a
-    copy of the order of the data already held, once, before it is refused. Bounding the size
-    first by walking the message in Python cost five times the encoding on every line sent.
+    The line is built in C before its size is known: an oversized message costs one copy of
+    the order of the data already held before it is refused. Bounding the size first would
+    mean walking every message in Python, which costs more than encoding it.
     """
     # Compact JSON cannot contain a raw newline (control characters are escaped), so one
     # dumps() per line is safe framing.

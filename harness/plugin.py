@@ -248,8 +248,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def _evaluates_aside(session: pytest.Session, conformance: ConformanceSession) -> bool:
     """Whether records are checked in the evaluator process while the next variant runs:
-    in a serial run of enough variants to pay for the process's start (~0.4 s of CPU on
-    the other core). An xdist worker keeps its core's share busy already; goldens being
+    in a serial run of enough variants to pay for the process's start (an interpreter and
+    the rules, on the other core). An xdist worker keeps its core's share busy already; goldens being
     written and the cross-port run (its own items) judge in pytest's process."""
     config = session.config
     if hasattr(config, "workerinput") or config.getoption("collectonly") or conformance.update_goldens:

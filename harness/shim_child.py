@@ -52,7 +52,7 @@ class ShimChild:
             return self._exited_now()
         deadline = time.monotonic() + timeout
         # Woken by the exit itself where the kernel offers a pidfd (every close and restart
-        # waits here for a shim that is about to exit: a 10 ms poll cost ~5 ms each time).
+        # waits here for a shim that is about to exit, and a poll would oversleep the exit).
         with self._pidfd() as pidfd:
             while (remaining := deadline - time.monotonic()) > 0:
                 if pidfd is not None:

@@ -34,8 +34,8 @@ from .shim_process import HostHandler, ShimProcess, Validator
 PROTOCOL_VERSION = 1
 DEFAULT_RESTART_BUDGET = 20
 # Processes spawned ahead of expected restarts (each an idle shim until used). Restarting
-# variants come in runs of 6-12 (a scenario's variants, then the next such scenario) and a
-# Python shim boots in ~0.25 s against ~0.08 s per variant, so 3 ahead ran dry on the 4th.
+# variants come in runs (a scenario's variants, then the next such scenario) and a Python
+# shim boots slower than a variant runs, so the stock covers one scenario's restarts.
 SPARES_AHEAD = 6
 
 # Failures after which the process cannot be trusted; the next call gets a fresh one.

@@ -2,8 +2,7 @@
 
 A shim that stops reading its stdin fills the pipe (64 KiB on Linux); a blocking write
 then parks the writer for good. If that writer were the stdout reader answering a
-callback, or a caller holding a lock, every later call would wait forever (issue 7's
-deadlock). Here no write blocks: :meth:`StdinWriter.put` writes what the pipe takes at
+callback, or a caller holding a lock, every later call would wait forever. Here no write blocks: :meth:`StdinWriter.put` writes what the pipe takes at
 once (non-blocking) and queues the rest; one thread writes the queue as the shim reads,
 with a poll that wakes it to notice :meth:`close`. How far behind the shim is (:meth:`backlog`) lets a timed-out call say
 "the shim stopped reading its stdin" instead of "the shim did not answer".

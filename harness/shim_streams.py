@@ -84,8 +84,8 @@ class Transcript:
     """Every line that crossed the pipe, in order: ("out"|"in", line) plus ("event", note).
 
     ``keep=False`` keeps nothing, for a caller that never shows it: a differential search's
-    sessions serve thousands of runs, and kept their every line (~16 kB a scenario) until
-    the search ended."""
+    sessions serve thousands of runs, and keeping every line would grow with each of them
+    until the search ended."""
 
     def __init__(self, redactor: Redactor | None = None, *, keep: bool = True) -> None:
         self.entries: list[tuple[str, str]] = []

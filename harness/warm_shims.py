@@ -3,13 +3,13 @@ booted cold.
 
 The reference port (``reference``, ``reference-norelay``: ``{python} shims/reference/shim.py
 [--no-relay]``) starts a fresh shim for every variant that resumes in a restarted process;
-a cold start pays the interpreter and its imports (~0.12 s of CPU), a fork of a process
-that has them loaded ~0.02 s. The zygote (differential_zygote.py on fork_server.py, as the
+a cold start pays the interpreter and its imports, a fork of a process that has them
+loaded only the fork. The zygote (differential_zygote.py on fork_server.py, as the
 differential uses it) costs one cold start, so it is launched only once a session wants a
 second process: a session that starts one shim pays what it paid (its first shim is started
 cold, ahead while pytest collects as before), and one that restarts pays one start more for
-all its restarts, ~1.2 s of CPU less for ``pytest --port=reference`` (12 variants resume in
-a fresh process).
+all its restarts (``pytest --port=reference`` has a dozen variants that resume in a fresh
+process).
 
 :class:`WarmShimSession` launches the zygote when the first restart is announced (it boots
 while the current shim works), forks each later process from it when it is asked for (no

@@ -1,7 +1,7 @@
 """reference_py's plain-HTTP client: HTTP/1.1 over asyncio for ``http://`` provider URLs.
 
-httpx (with httpcore, h11 and anyio beneath it) costs ~2.5 ms of CPU per loopback request
-and ~0.2 s of imports per process; the conformance harness drives thousands of provider
+httpx (with httpcore, h11 and anyio beneath it) costs several times this client's CPU per
+loopback request, and its imports per process (benchmarks/http_client_cost.py); the conformance harness drives thousands of provider
 requests through short-lived reference shims. ``PlainHTTPClient`` is the part of
 ``httpx.AsyncClient`` the §8 loop uses (``post``, ``stream``, ``aclose``; a response's
 ``status_code``, ``is_success``, ``text``, ``json()``, ``aread()``, ``aiter_lines()``),

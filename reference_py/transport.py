@@ -1,7 +1,7 @@
 """The HTTP transport of a run's client: TLS is set up only when a request needs it.
 
-Loading the CA bundle into an SSL context costs ~90 ms of CPU, paid at client creation by
-a plain ``httpx.AsyncClient``. A provider reached over plain ``http://`` (a local gateway,
+Loading the CA bundle into an SSL context is costly, and a plain ``httpx.AsyncClient``
+pays it at creation. A provider reached over plain ``http://`` (a local gateway,
 the conformance harness's fake provider) never needs it, so the TLS transport is built on
 the first ``https://`` request and plain-HTTP requests go through a transport without TLS.
 """

@@ -25,8 +25,8 @@ from harness.shim_session import ShimSession
 
 # This process and xdist's workers keep compiled bytecode as the processes the tests start do
 # (``_inner_runs_cache_bytecode`` below): with PYTHONDONTWRITEBYTECODE set, each of them
-# rewrote the asserts of every test module from source at every start, half the CPU of
-# collecting the suite (~2.5 of 5 s a process). Set here, before any test module is imported;
+# rewrote the asserts of every test module from source at every start, about half the CPU
+# of collecting the suite. Set here, before any test module is imported;
 # what the tests run is unchanged, only where their bytecode comes from.
 sys.dont_write_bytecode = False
 
@@ -88,7 +88,7 @@ def _inner_runs_cache_bytecode() -> Iterator[None]:
 
     A machine that sets PYTHONDONTWRITEBYTECODE (this one, CI runners) makes every such
     process compile the harness, reference_py and pytest's rewritten asserts from source
-    again: ~0.8 s of CPU per inner pytest start, over a hundred starts in a run. What the
+    again at every inner pytest start, and a run makes over a hundred of them. What the
     processes do is unchanged; only where their bytecode comes from.
     """
     with pytest.MonkeyPatch.context() as patch:

@@ -4,7 +4,7 @@ installs the harness as a port's repository would: the CI gate end to end
 
 It is built from a clean copy of the sources the wheel is made of, so a stale ``build/``
 folder, an egg-info or compiled files in the checkout never leak into it. pip builds it in an
-isolated environment it first installs the build backend into (~5 s of CPU), so the wheel is
+isolated environment it first installs the build backend into (seconds of CPU), so the wheel is
 kept in the harness's build cache (``harness.ports.cache_dir()``, as for ports' builds) under
 the digest of that clean copy — every file's path and bytes, and the Python version: a run
 whose sources are byte for byte those of an earlier run installs the wheel pip built from

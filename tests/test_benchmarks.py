@@ -14,8 +14,8 @@ import pytest
 from quick_figures import QUICK_RUN_TIMEOUT_S, QuickRun, Step
 
 ROOT = Path(__file__).resolve().parents[1]
-# The shared quick run is made in the setup of whichever of its readers comes first: ~20 s on
-# a quiet machine, past the suite-wide 60 s pytest-timeout under a load of 9 (seen once).
+# The shared quick run is made in the setup of whichever of its readers comes first: under
+# load it can take longer than the suite-wide pytest-timeout, hence a limit of its own.
 QUICK_RUN_LIMIT = pytest.mark.timeout(QUICK_RUN_TIMEOUT_S)
 
 

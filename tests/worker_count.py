@@ -1,11 +1,10 @@
 """How many xdist workers ``-n auto`` starts for our own suite: one more than the cores.
 
-A fifth to a sixth of the test command's wall time is spent waiting rather than computing:
-on a shim left to hang until its deadline, on inner pytest sessions and port processes
-starting, on the background mutants' pass. With one worker per core, a core sits idle
-through each of those waits. One worker more keeps both cores busy through them; measured
-on the 2-core machine, paired runs of the test command at the same CPU (user+sys 150-176 s)
-took 80 / 93 s with three workers against 93 / 109 s with two.
+Part of the test command's wall time is spent waiting rather than computing: on a shim
+left to hang until its deadline, on inner pytest sessions and port processes starting, on
+the background mutants' pass. With one worker per core, a core sits idle through each of
+those waits. One worker more keeps the cores busy through them (paired runs of the test
+command finish sooner at the same CPU time).
 
 ``PYTEST_XDIST_AUTO_NUM_WORKERS``, xdist's own override, is honoured as it is: a count set
 there is the count used. Only a run that loads tests/conftest.py sees this, and the

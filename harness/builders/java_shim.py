@@ -41,8 +41,7 @@ MAVEN_TIMEOUT_S = 900
 AOT_CACHE = Path("shim.aot")
 ARGFILE = Path("java.args")
 # Serial GC and C1 only: the shim's heap stays small and its work is short calls, where C2's
-# compilations cost more CPU than they save (measured: full tiered with the AOT cache took
-# 4.0 s of JVM CPU over a run against 2.9 s with C1 only). JVM log output goes to stderr:
+# compilations cost more CPU than they save (benchmarks/README.md has the figures). JVM log output goes to stderr:
 # by default its warnings (e.g. a cache it cannot map) would land on stdout, the protocol's.
 RUNTIME_FLAGS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xlog:disable", "-Xlog:all=warning:stderr")
 

@@ -1,8 +1,8 @@
 """The java shim's AOT cache: a training run at build time, so every later JVM starts warm.
 
 A JVM spends its first seconds loading, verifying and linking the few thousand classes the
-shim, the port, Jackson and java.net.http need (1.2 s of CPU per shim before this cache,
-~2.7 s of wall for the first variant of a run). JDK 25's AOT cache (JEP 483/514) keeps them
+shim, the port, Jackson and java.net.http need, in every shim process and before the first
+variant of a run. JDK 25's AOT cache (JEP 483/514) keeps them
 loaded and linked: a training run with ``-XX:AOTCacheOutput`` writes it as the JVM exits,
 and later JVMs map it with ``-XX:AOTCache``. The cache changes how fast classes are
 ready, never what the code does.

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-try:  # the same loop in C: ~12% of this shim's CPU (measured); asyncio's own when absent
+try:  # the same loop in C, where asyncio's own loop is a large share of this shim's CPU
     from uvloop import new_event_loop
 except ImportError:
     from asyncio import new_event_loop
@@ -252,8 +252,8 @@ async def _dispatch(shim: Shim, handlers: dict[str, rpc.Handler], message: dict[
 def main() -> None:
     new_event_loop().run_until_complete(serve(relay="--no-relay" not in sys.argv[1:]))
     # shutdown is answered and flushed: nothing is left to clean up, and skipping the
-    # interpreter's teardown (~40 ms of CPU) and the loop's close (half of what a forked
-    # shim's start and stop cost, measured) makes every deliberate restart that much faster.
+    # interpreter's teardown and the loop's close (a large share of what a forked shim's
+    # start and stop cost) makes every deliberate restart that much faster.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

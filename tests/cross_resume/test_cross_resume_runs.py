@@ -25,7 +25,7 @@ def _variants_with_a_halt() -> tuple[int, int]:
     return with_halt, without
 
 
-@pytest.mark.timeout(600)  # the whole suite's durable halts, twice the shims: ~40 s idle, minutes under load
+@pytest.mark.timeout(600)  # the whole suite's durable halts, twice the shims: minutes under load
 @pytest.mark.slow
 def test_reference_to_reference_passes_every_durable_halt(tmp_path: Path, run_inprocess: InProcess) -> None:
     target = tmp_path / "cross.json"

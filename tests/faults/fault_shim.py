@@ -3,7 +3,7 @@
 ``python tests/faults/fault_shim.py FAULT TARGET [--pidfile FILE]``
 
 It is ``tests/plugin/broken_shim.py`` (the reference shim, its targeting, its modes) plus
-the faults issue 7 found or feared. TARGET is ``scenario[variant]``; every other call is
+transport faults. TARGET is ``scenario[variant]``; every other call is
 served by the reference shim. Faults that start a helper process write its pid to FILE, so
 a test can check that the helper was ended with the shim.
 """

@@ -1,10 +1,9 @@
 """Two faults that are not the shim's transport: a scenario too large to send, and a shim
 that echoes the API key the harness handed it.
 
-A 50 MB prompt used to be serialized whole (~2 GB), sent over the protocol's own 8 MiB
-limit and blamed on the shim for every variant; now the harness refuses it once its line
-is built (in C, 50 MB) and names the scenario. The API key used to be written twice into every
-``--artifacts`` file; now nothing a failing run writes holds it.
+A prompt larger than the protocol's line limit is refused by the harness once its line is
+built, as the scenario's problem (named), not blamed on the shim; and nothing a failing run
+writes with ``--artifacts`` holds the API key.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ class Fault:
 
 
 FAULTS = {
-    # already handled before issue 7; kept so they stay handled
+    # a shim that dies or breaks the protocol
     "crash": Fault("shim exited with code 7 (during client.run)"),
     "exit": Fault("shim exited with code 0 (during client.run)"),
     "half-line": Fault("shim broke the protocol: line is not JSON"),
@@ -52,7 +52,7 @@ FAULTS = {
     # all 10 000 are answered and the run goes on; the extra store reads are observables (§5),
     # so the variant fails its golden comparison, and only that variant
     "callbacks-10000": Fault("$.phases[0].gets[1]: golden <absent>, port \"fault-probe\"", reason="golden"),
-    # issue 7
+    # a shim that stops reading, holds its pipes, or floods the harness
     "stop-reading": Fault("shim stopped reading its stdin", SHORT),
     "exit-grandchild-holds-stdout": Fault("shim exited with code 7 (during client.run)", helper=True),
     "setsid-grandchild": Fault("", fails=0, helper=True),
@@ -90,7 +90,7 @@ def test_a_fault_fails_its_variant_only_and_the_run_ends_clean(
 def test_a_shim_exit_is_noticed_at_once_though_a_grandchild_holds_its_stdout(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
-    """Before issue 7 this waited for the per-call timeout and was reported as a hang."""
+    """Not after the per-call timeout, and not reported as a hang."""
     pidfile = tmp_path / "helper.pid"
     one = f"{SCENARIO}::{TARGET}"
     run = run_conformance(pytester, one, f"--port-cmd={fault_command('exit-grandchild-holds-stdout', pidfile)}",

@@ -43,7 +43,7 @@ def _broken(record: RunRecord) -> RunRecord:
 
 @pytest.fixture(scope="module")
 def evaluator() -> Iterator[EvaluatorProcess]:
-    """One evaluator for the tests that leave it working (each starts ~0.4 s of CPU)."""
+    """One evaluator for the tests that leave it working (each start is an interpreter and the rules)."""
     process = EvaluatorProcess(load_all())
     yield process
     process.close()

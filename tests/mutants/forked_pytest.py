@@ -1,9 +1,9 @@
 """Whole pytest sessions, each in a fresh process forked from a warm fork server.
 
 A kill run is a pytest session of its own (the plugin, a collection, a mutant shim). Started
-as ``python -m pytest`` it spends about 1.3 s of CPU importing pytest, the harness and
+as ``python -m pytest`` it spends most of its CPU importing pytest, the harness and
 jsonschema, discovering plugins and compiling schemas before its first variant, and the
-catalogue holds some ninety mutants. Here a ``multiprocessing`` fork server does that once:
+catalogue holds dozens of mutants. Here a ``multiprocessing`` fork server does that once:
 it imports this module, which runs one throwaway collection; every run is then a new fork of
 that process (one process per run), so runs share the warm start and nothing else —
 each still has its own process, its own exit status and its own output, as a subprocess.
@@ -30,7 +30,7 @@ ROOT = HERE.parents[1]
 # hypothesis and xdist are not needed by a conformance run and cost half its start-up. A
 # conformance run has no assert statement to rewrite (its checks write their own messages),
 # and without the rewrite hook pytest skips listing every installed file of every plugin's
-# distribution, ~9% of a run. A forked run finds syrupy (a plugin) imported already, by the
+# distribution, a noticeable share of a run. A forked run finds syrupy (a plugin) imported already, by the
 # warm-up, which pytest would report as a module it cannot rewrite: true and harmless.
 QUIET = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist", "--assert=plain",
          "-W", "ignore::pytest.PytestAssertRewriteWarning"]

@@ -5,7 +5,7 @@ per core rather than one after another. Under xdist every worker collects every 
 test, yet each mutant runs once per test run, whatever the number of workers: one worker
 hosts the pass (the first to claim it in a shared folder), with as many runs at a time as all
 the workers had, and writes each report there (``kill_runner.kill_and_share``); the others
-start no fork server or zygote of their own (~1.2 s of CPU each) and read the reports as they
+start no fork server or zygote of their own (each a warm-up's imports) and read the reports as they
 land (``watch_reports``).
 """
 

@@ -1,8 +1,8 @@
 """A warm start for mutant shims: ``python tests/mutants/shim_zygote.py SOCKET``.
 
-A mutant shim started as ``python tests/mutants/mutant_shim.py NAME`` spends ~0.2 s of CPU
-importing the reference shim, reference_py and its HTTP stack before it reads a line, and a
-scoped mutant pass starts about 170 of them. This program imports all of that once, then
+A mutant shim started as ``python tests/mutants/mutant_shim.py NAME`` spends most of its
+start importing the reference shim, reference_py and its HTTP stack before it reads a line,
+and a scoped mutant pass starts well over a hundred of them. This program imports all of that once, then
 serves as the harness's fork server (``harness/fork_server.py``) on the Unix socket
 ``SOCKET``: each child applies the mutant its client names (``fork_client.py SOCKET NAME
 [--no-relay]``) to its own copy of the shim module and serves shim protocol v1, exactly as

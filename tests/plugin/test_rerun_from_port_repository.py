@@ -38,7 +38,7 @@ def _install_wheel(build: WheelBuild) -> Path:
     """A venv with the harness installed from its wheel; returns its bin folder.
 
     Kept in the harness's build cache beside the wheel, under the digest of the wheel's bytes,
-    this interpreter and the site-packages its .pth file names: pip takes ~2 s of CPU to
+    this interpreter and the site-packages its .pth file names: pip takes seconds to
     install it, and the venv is only read by the runs (a venv cannot be moved once made, so it
     is made in place, under a lock, and marked complete last)."""
     assert build.wheel is not None, f"pip could not build the harness wheel:\n{build.error}"

@@ -1,4 +1,4 @@
-"""The transport's guards from issue 7, one ShimProcess at a time: a shim that stops reading
+"""The transport's guards, one ShimProcess at a time: a shim that stops reading
 its stdin, a shim that exits while something it started holds its pipes, messages the
 harness must not send, host methods the protocol does not have, and the API key."""
 
@@ -34,7 +34,7 @@ def test_a_shim_that_stops_reading_fails_the_call_within_its_deadline(shim: Shim
     shim.start(faux_command("deaf", tmp_path / "once"))
     shim.call("initialize", INIT, timeout=CALL_TIMEOUT)  # the last line it reads
     began = time.monotonic()
-    # 1 MiB does not fit the 64 KiB pipe: before issue 7 the caller blocked in write() for good.
+    # 1 MiB does not fit a pipe: a blocking write() would park the caller for good.
     with pytest.raises(ShimTimeout) as info:
         shim.call("client.run", {"echo": "x" * (1 << 20)}, timeout=1.0)
     assert time.monotonic() - began < 1.0 + 3.0, "the deadline did not cover the write"

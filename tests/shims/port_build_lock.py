@@ -1,7 +1,7 @@
 """One build of a port's shim per test run: the tests that start a registry port (tests/shims)
 resolve it, build steps included, under a run-wide lock named after the port, so two xdist
 workers never build the same cache folder at the same time and the second one finds it
-current (the python port's venv from PyPI costs ~20 s of CPU to build).
+current (the python port's venv from PyPI takes many seconds of CPU to build).
 """
 
 from __future__ import annotations

@@ -213,7 +213,7 @@ QUIET_JAVA = "public class Quiet { public static void main(String[] a) {} }\n"
 
 
 def _quiet_jar(java: Path, tmp_path: Path) -> Path:
-    """A jar whose main class does nothing, compiled by this JDK's javac and jar (~1.6 s of CPU)
+    """A jar whose main class does nothing, compiled by this JDK's javac and jar (seconds of CPU)
     once, then kept in the harness's build cache under the digest of the source and the JDK."""
     key = hashlib.sha256(f"{QUIET_JAVA}\0{java.resolve()}".encode()).hexdigest()[:16]
     cache = Path(os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE", repo_root() / ".cache" / "conformance")).resolve()
