@@ -6,7 +6,8 @@ scenario dicts (one or two tool turns mixing native behaviours and, as the ports
 durable halt resumed with a drawn Answer, possibly in a restarted shim, and stored
 histories; then a final text turn; each turn possibly put on the wire differently, with
 provider extras and calling an undeclared tool, see differential_wire.py; tool delays and
-histories, differential_draws.py) and (b) :func:`differ`, which runs every
+histories, differential_draws.py; the contract's error paths, construction guards and hosts
+that hold waitFor until N callbacks are out, differential_contract.py) and (b) :func:`differ`, which runs every
 variant of one scenario through two shims against the fake provider and returns the
 normalized-observable differences, rendered. ``python -m harness.differential`` searches for
 a difference and writes the smallest scenario hypothesis shrinks it to, ready for fixtures;
@@ -60,6 +61,7 @@ from .differential_wire import (
 )
 from .facts import facts_for
 from .fake_provider import FakeProvider
+from .hypothesis_isolation import isolated
 from .json_copy import copy_json
 from .normalize import normalize
 from .observables import observables
@@ -371,8 +373,10 @@ def _requires(relays: list[str], hooks: dict[str, Any]) -> list[str]:
 
 def scenarios(features: Features = Features(), *, judged: bool = False) -> st.SearchStrategy[dict[str, Any]]:
     """Valid scenario dicts using only ``features`` beyond plain native tools; ``judged``:
-    citing every rule whose check can judge them (differential_draws.judged_rules)."""
-    return _scenario(features, judged)
+    citing every rule whose check can judge them (differential_draws.judged_rules). Drawn
+    without hypothesis's local-module constants (hypothesis_isolation), so a seed alone
+    decides the stream."""
+    return isolated(_scenario(features, judged))
 
 
 def canonical(data: dict[str, Any]) -> bytes:

@@ -35,8 +35,9 @@ pytestmark = pytest.mark.usefixtures("shared_generated_streams")
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 EXAMPLES = 40
 # The stream searched by the first test: its first difference comes after runs a pair could
-# have in flight (the derandomized stream's, and seed 7's, come second).
-SEED = 8
+# have in flight (the fifth scenario; seed 8's comes second since the generator draws the
+# contract's error paths and guards, differential_contract.py).
+SEED = 7
 
 
 def _mutant(start_shim: Callable[[list[str]], ShimSession], name: str) -> ShimSession:
@@ -106,12 +107,12 @@ def test_a_shim_that_breaks_before_any_difference_is_an_error_not_a_find(
     calls = 0
     real = Shims.run
 
-    def breaking(self: Shims, *args: Any) -> Any:
+    def breaking(self: Shims, *args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
         if calls == 7:
             raise ShimCrashed("the shim exited with status 1 in the middle of a call", command=["shim"])
-        return real(self, *args)
+        return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Shims, "run", breaking)
     search, runner = _ahead(references[:1], references[1:], shared_provider)

@@ -76,13 +76,30 @@ class _Counting:
 
 def test_a_search_asks_no_port_for_its_declarations(reference_shim: ShimSession, norelay_shim: ShimSession) -> None:
     # The search compares observables, and the declarations are none (observables.py): a
-    # toolkit.describe per run was two round trips a scenario for nothing.
+    # toolkit.describe per run was two round trips a scenario for nothing. Only a scenario
+    # that draws its toolkit's construction asks (test_declarations_are_asked_for_...).
     expected, under_test = _Counting(reference_shim), _Counting(norelay_shim)
     scenario = json.loads(SCENARIO.read_text(encoding="utf-8")) | {"styles": ["openai"], "entries": ["run"]}
     with FakeProvider() as provider:
         runner = PairRunner(Shims([expected]), Shims([under_test]), provider, 1)  # type: ignore[list-item]
         try:
-            assert runner.differ(scenario) == []
+            assert not runner.differ(scenario).failures
         finally:
             runner.close()
     assert expected.methods == under_test.methods == Counter({"client.run": 1})
+
+
+def test_declarations_are_asked_for_where_the_construction_is_drawn(reference_shim: ShimSession,
+                                                                    norelay_shim: ShimSession) -> None:
+    # builtins on: decl.builtin-names reads toolkit.describe, so both ports are asked once
+    expected, under_test = _Counting(reference_shim), _Counting(norelay_shim)
+    scenario = json.loads(SCENARIO.read_text(encoding="utf-8")) | {"styles": ["openai"], "entries": ["run"]}
+    scenario["toolkit"] = {**scenario["toolkit"], "builtins": True}
+    with FakeProvider() as provider:
+        runner = PairRunner(Shims([expected]), Shims([under_test]), provider, 1)  # type: ignore[list-item]
+        try:
+            verdict = runner.differ(scenario)
+        finally:
+            runner.close()
+    assert not verdict.failures and "decl.builtin-names" in verdict.ran
+    assert expected.methods == under_test.methods == Counter({"client.run": 1, "toolkit.describe": 1})
