@@ -26,6 +26,17 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "resume.replaces-placeholder": ("halt.transcript",),
     "resume.fills-later-slots": ("halt.transcript",),
     "resume.one-result-per-call": ("halt.transcript",),
+    # The later calls' results are part of the halted transcript halt.transcript judges whole.
+    "halt.later-suspensions-dropped": ("halt.transcript",),
+    # The placeholder is compared with the surfaced Request: the wrong one surfaced is
+    # susp.first-in-order's failure.
+    "susp.placeholder": ("susp.first-in-order",),
+}
+# Comparisons that catch what no specific rule names: not judged on a variant where a more
+# specific rule failed (the golden comparison also yields to a failed relation).
+CATCH_ALL: dict[str, frozenset[str]] = {
+    "golden.observables": frozenset({"golden.observables"}),
+    "stream.same-observables": frozenset({"golden.observables", "stream.same-observables"}),
 }
 
 
@@ -87,10 +98,9 @@ def _not_judged_on_failed_inputs(
     out = []
     for outcome in outcomes:
         broken: list[str] = []
-        if outcome.status == FAIL and outcome.rule == "golden.observables":
-            # The golden comparison is the catch-all: a difference a specific rule names is
-            # that rule's, reported once there.
-            broken = sorted(failed - {"golden.observables"})
+        if outcome.status == FAIL and outcome.rule in CATCH_ALL:
+            # A difference a specific rule names is that rule's, reported once there.
+            broken = sorted(failed - CATCH_ALL[outcome.rule])
         elif outcome.status == FAIL:
             broken = [
                 dep for dep in DEPENDS_ON.get(outcome.rule, ())

@@ -131,12 +131,17 @@ def _anthropic_turn(got: dict[str, Any], want: dict[str, Any]) -> Iterator[str]:
     core = [
         {k: b.get(k) for k in sorted(BLOCK_CORE[b["type"]])}
         for b in content
-        if isinstance(b, dict) and b.get("type") in BLOCK_CORE
+        if isinstance(b, dict) and b.get("type") in BLOCK_CORE and not _empty_text(b)
     ]
-    # other block types (thinking, …) are loop.assistant-extra-keys' business
-    want_core = [b for b in want["content"] if b.get("type") in BLOCK_CORE]
+    # other block types (thinking, …) and what stands in their place are
+    # loop.assistant-extra-keys' business; an empty text block carries no text
+    want_core = [b for b in want["content"] if b.get("type") in BLOCK_CORE and not _empty_text(b)]
     if core != want_core:
         yield f"text/tool_use blocks are {core!r}, the provider sent {want_core!r}"
+
+
+def _empty_text(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text" and block.get("text") == ""
 
 
 @check("loop.assistant-extra-keys")
