@@ -9,8 +9,9 @@ by scenarios and tests (docs: team brief, "Fake-provider script"):
 
 ``extra`` scripts what a real provider adds beyond text and calls, so a scenario can see
 whether a port keeps it: ``extraMessageKeys`` go into the OpenAI ``choices[0].message``
-(streamed: the first delta), ``extraBlocks`` lead the Anthropic content list (streamed: a
-``content_block_start`` carrying the block, then its ``content_block_stop``),
+(streamed: the first delta), ``extraBlocks`` lead the Anthropic content list (streamed as
+the API streams them: a thinking block empty at its start, then ``thinking_delta`` and
+``signature_delta``; any other block whole in its ``content_block_start``),
 ``extraResponseKeys`` go on the response object (streamed: every OpenAI chunk, the
 Anthropic ``message_start`` message), and ``extraEvents`` are extra SSE events sent right
 after the first one (JSON responses have no place for them). ``wire`` varies how the turn

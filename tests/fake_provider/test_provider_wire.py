@@ -331,3 +331,44 @@ def test_a_split_pauses_between_pieces(provider: FakeProvider, client: httpx.Cli
     pieces = session.replies[0].events
     assert pieces is not None and len(pieces) > 5
     assert time.perf_counter() - started >= 0.02 * (len(pieces) - 1)
+
+
+# --- connection reuse ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("style", ["openai", "anthropic"])
+def test_a_stream_leaves_its_connection_open_for_the_next_request(provider: FakeProvider, style: str) -> None:
+    """As the providers serve streams: chunked, kept alive, so a client's pool reuses the
+    connection (a port that breaks on that is a finding, not a harness error)."""
+    session = provider.session([{"text": "one"}, {"text": "two"}, {"text": "three"}], style)
+    payload = json.dumps(minimal_body(style, stream=True)).encode()
+    path = session.base_url.split(session.origin, 1)[1] + ("/chat/completions" if style == "openai" else "/messages")
+    auth = "".join(f"{name}: {value}\r\n" for name, value in headers_for(style).items())
+    request = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{auth}"
+               f"Content-Length: {len(payload)}\r\n\r\n").encode() + payload
+    host, port = session.origin.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        reader = sock.makefile("rb")
+        for expected in ("one", "two", "three"):
+            sock.sendall(request)
+            status = reader.readline()
+            head = {}
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode().partition(":")
+                head[name.strip().lower()] = value.strip()
+            assert status.startswith(b"HTTP/1.1 200"), status
+            assert head["transfer-encoding"] == "chunked" and "connection" not in head
+            body = b""
+            while (size := int(reader.readline().split(b";")[0], 16)) > 0:
+                body += reader.read(size)
+                assert reader.read(2) == b"\r\n"
+            assert reader.read(2) == b"\r\n", "the body ends with the last-chunk line"
+            text = "".join(e["text"] for e in _stream_texts(body.decode(), style))
+            assert text == expected
+    assert session.turns_served == 3 and session.violations == []
+
+
+def _stream_texts(text: str, style: str) -> list[dict[str, str]]:
+    if style == "openai":
+        return [{"text": assemble_openai(text)["text"]}]
+    return [b for b in assemble_anthropic(text)["content"] if b["type"] == "text"]
