@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .parity_summary import WHY_WIDTH, _scenario_from_suite, _size
+from .parity_summary import WHY_WIDTH, failure_size, scenario_from_suite
 
 HEADER = (
     "Each variant with a durable halt runs its halting phase on the row's port and its resume phase",
@@ -70,7 +70,7 @@ def _differences(block: dict[str, Any]) -> list[str]:
         groups.setdefault((d["rule"], d["phase"], d["port"]), []).append(d)
     lines = []
     for (rule, phase, port), found in sorted(groups.items(), key=lambda g: (all(d["known"] for d in g[1]), g[0])):
-        smallest = min(found, key=lambda d: _size(d["variant"], _scenario_from_suite))
+        smallest = min(found, key=lambda d: failure_size(d["variant"], scenario_from_suite))
         new = sum(1 for d in found if not d["known"])
         status = f"**{new} new**" + (f", {len(found) - new} known" if new < len(found) else "") if new else "known"
         why = " ".join(str(smallest["observed"]).replace("`", "'").split())

@@ -27,6 +27,23 @@ from .errors import HarnessError
 from .paths import scenarios_dir
 from .scenario import Scenario, load_scenario
 
+__all__ = [
+    "SMALLEST",
+    "SOURCE_PLACEHOLDER",
+    "WHY_WIDTH",
+    "FailingRule",
+    "PortSummary",
+    "ScenarioLoader",
+    "failure_size",
+    "load_rules",
+    "render_summary",
+    "reproduce_command",
+    "rerun_prefix",
+    "scenario_from_suite",
+    "source_ports",
+    "summarize",
+]
+
 CAPABILITY_LIST = re.compile(r"capabilities \[([^\]]*)\]")
 NODE_ID = re.compile(r"^(?P<scenario>[^\[]+)\[(?P<variant>[^\]]+)\]$")
 ENTRY_ORDER = {"run": 0, "stream": 1, "ask": 2}
@@ -80,7 +97,7 @@ def summarize(
     """Classify every rule of the registry for one port's report. ``rerun`` is the command
     the reproduce lines start with (default: ``pytest --port=<port>``, with ``--port-src``
     when the port needs a checkout); each adds ``-k <variant> --rule=<rule>``."""
-    load = load or _scenario_from_suite
+    load = load or scenario_from_suite
     port = report["port"]
     rows = {row["rule"]: row for row in report.get("rules", [])}
     failures: dict[str, dict[str, Any]] = report.get("failures", {})
@@ -118,7 +135,7 @@ def summarize(
 def _failing(
     prefix: str, rule: str, row: dict[str, Any] | None, cases: list[tuple[str, dict[str, Any]]], load: ScenarioLoader
 ) -> FailingRule:
-    node, failure = min(cases, key=lambda case: _size(case[0], load))
+    node, failure = min(cases, key=lambda case: failure_size(case[0], load))
     why = " ".join(str(failure.get("observed", "")).replace("`", "'").split())
     if len(why) > WHY_WIDTH:
         why = why[: WHY_WIDTH - 1] + "…"
@@ -144,7 +161,9 @@ def reproduce_command(prefix: str, node: str, rule: str) -> str:
     return f"{prefix} -k {shlex.quote(node)} --rule={rule}"
 
 
-def _size(node: str, load: ScenarioLoader) -> tuple[int, int, int, int, int, int, str]:
+def failure_size(node: str, load: ScenarioLoader) -> tuple[int, int, int, int, int, int, str]:
+    """How big a failing variant (``scenario[variant]``) is, as a sort key: the smallest
+    sorts first (see the module's docstring); an unknown scenario sorts last."""
     match = NODE_ID.match(node)
     scenario = load(match["scenario"]) if match else None
     if match is None or scenario is None:
@@ -207,7 +226,8 @@ def _missing_capabilities(failures: dict[str, dict[str, Any]]) -> tuple[str, ...
     return tuple(sorted(caps))
 
 
-def _scenario_from_suite(scenario_id: str) -> Scenario | None:
+def scenario_from_suite(scenario_id: str) -> Scenario | None:
+    """The installed suite's scenario of that id; None when it has none or cannot load it."""
     path = scenarios_dir() / f"{scenario_id}.json"
     try:
         return load_scenario(path) if path.is_file() else None
