@@ -44,8 +44,8 @@ from .differential_contract import (
     hold_until,
     relay_results,
     resume_answer_id,
+    resume_errors,
     resume_history,
-    system_prompt,
 )
 from .differential_draws import judged_rules, with_delays, with_store
 from .differential_forked import session_for
@@ -155,12 +155,11 @@ def _answer(output: str, relay_call: str | None) -> st.SearchStrategy[dict[str, 
     if relay_call is None:
         return st.sampled_from([{"ok": True, "data": {"output": output}}, declined, *HOST_ANSWER_EXTRAS])
     results = {"ok": True, "data": {"results": [{"id": relay_call, "output": output, "isError": False}]}}
-    others = relay_results((relay_call,), output).map(lambda data: {"ok": True, "data": data})
-    return st.one_of(
-        st.sampled_from([{"ok": True, "data": {"output": output}}, results, declined]),
-        st.sampled_from([*HOST_ANSWER_EXTRAS, {"ok": True, "data": {"output": output, "isError": True}}]),
-        others,
-    )
+    return st.sampled_from([
+        {"ok": True, "data": {"output": output}}, results, declined, *HOST_ANSWER_EXTRAS,
+        {"ok": True, "data": {"output": output, "isError": True}},
+        *({"ok": True, "data": data} for data in relay_results((relay_call,), output)),
+    ])
 
 
 @st.composite
@@ -186,10 +185,9 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
         "styles": [style], "entries": [entry], "requires": _requires(relays, hooks),
         "relayFree": not relays, "toolkit": {"tools": tools}, "prompt": "Please use the tools.", "turns": turns,
     }
-    client, cited = system_prompt(draw)
-    if client:
-        scenario["client"] = client
-        scenario["rules"] += cited
+    if built["client"]:
+        scenario["client"] = built["client"]
+        scenario["rules"] += built["client_rules"]
     apply_construction(scenario, built)
     host: dict[str, Any] = {"hooks": hooks} if hooks else {}
     raising = False
@@ -315,10 +313,11 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
         scenario["expect"] = {"status": "pending", "resumedStatus": "pending"}  # it halts again
         scenario["rules"].append("resume.may-halt-again")
     names = [t["name"] for t in scenario["toolkit"]["tools"]]
-    answer["id"], refused = resume_answer_id(draw, first[1][0]["name"], names)
+    id_kind, history_kind = resume_errors(draw)
+    answer["id"], refused = resume_answer_id(id_kind, first[1][0]["name"], names)
     if refused:
         scenario["rules"].append("resume.answer-id-must-match")
-    history, rule = resume_history(draw, scenario["styles"][0], scenario["prompt"], turns[halted])
+    history, rule = resume_history(history_kind, scenario["styles"][0], scenario["prompt"], turns[halted])
     if history is not None:
         resume["history"] = history
         scenario["rules"].append(rule)
@@ -338,17 +337,15 @@ def _answered(call_ids: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
 def _resume_answer(answered: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
     """The resume's Answer: the shorthand (ok or failed), results for ``answered`` (ok, one
     failed, one named twice), declined with a reason or without one."""
-    return st.one_of(
-        st.sampled_from([
-            {"id": "$pending.id", "ok": True, "data": {"output": "resumed by the caller"}},
-            {"id": "$pending.id", "ok": True,
-             "data": {"results": [{"id": c, "output": f"caller result for {c}", "isError": False} for c in answered]}},
-            {"id": "$pending.id", "ok": False, "reason": "the caller declined"},
-        ]),
-        st.sampled_from([{"id": "$pending.id", **extra} for extra in HOST_ANSWER_EXTRAS]
-                        + [{"id": "$pending.id", "ok": True, "data": {"output": "the caller's run failed", "isError": True}}]),
-        relay_results(answered, "caller result").map(lambda data: {"id": "$pending.id", "ok": True, "data": data}),
-    )
+    return st.sampled_from([
+        {"id": "$pending.id", "ok": True, "data": {"output": "resumed by the caller"}},
+        {"id": "$pending.id", "ok": True,
+         "data": {"results": [{"id": c, "output": f"caller result for {c}", "isError": False} for c in answered]}},
+        {"id": "$pending.id", "ok": False, "reason": "the caller declined"},
+        *({"id": "$pending.id", **extra} for extra in HOST_ANSWER_EXTRAS),
+        {"id": "$pending.id", "ok": True, "data": {"output": "the caller's run failed", "isError": True}},
+        *({"id": "$pending.id", "ok": True, "data": data} for data in relay_results(answered, "caller result")),
+    ])
 
 
 def _answers(draw: st.DrawFn, tools: list[dict[str, Any]], turns: list[dict[str, Any]]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ within that deadline instead of hanging.
 
 from __future__ import annotations
 
-import functools
+import itertools
 import json
 from typing import Any
 
@@ -54,14 +54,16 @@ WRONG_ANSWER_ID = "answer-for-another-request"
 # What a toolkit is built from: plain (most likely: shrinks there), then each guard case.
 CONSTRUCTIONS = ("plain",) * 10 + ("builtins", "native-builtin", "relay-builtin", "duplicate", "register-new",
                                    "register-present", "register-native-builtin", "register-relay-builtin", "empty")
-_CONSTRUCTION = st.sampled_from(CONSTRUCTIONS)
+_SYSTEM_PROMPTS = (None, None, None, "You are terse. Antworte kurz ☕")
+# The construction and the system prompt, drawn at once (one draw costs as much whatever it draws).
+_CONSTRUCTION = st.sampled_from(list(itertools.product(CONSTRUCTIONS, _SYSTEM_PROMPTS)))
 _BUILTIN = st.sampled_from(BUILTINS_TAKEN)
 _BUILTINS_ON = st.sampled_from([False, True, None])  # None: the key absent (off)
-_ANSWER_ID = st.sampled_from(["$pending.id"] * 8 + ["wrong", "stale"])
-_HISTORY_KIND = st.sampled_from([None] * 16 + ["empty", "no-calls", "answered", "completed"])
+# The resume's Answer id and the transcript it resumes from, drawn at once.
+_RESUME_ERRORS = st.sampled_from(list(itertools.product(["$pending.id"] * 8 + ["wrong", "stale"],
+                                                        [None] * 16 + ["empty", "no-calls", "answered", "completed"])))
 _STORED_KIND = st.sampled_from(["plain", "plain", "foreign", "halted"])
 _HOLD = st.sampled_from([False, True])
-_SYSTEM_PROMPT = st.sampled_from([None, None, None, "You are terse. Antworte kurz ☕"])
 
 
 def _schema() -> dict[str, Any]:
@@ -72,13 +74,15 @@ def construction(draw: st.DrawFn, natives: list[str], relays: list[str], *, rela
                  register: bool) -> dict[str, Any]:
     """Which construction case the scenario builds: ``kind``, the renamed names lists,
     ``builtins`` (True/False/None), ``register`` (tools to register at runtime) and
-    ``refused`` (the toolkit must be refused). Cases a port's features cannot carry fall
-    back to the plain toolkit."""
-    kind = draw(_CONSTRUCTION)
+    ``refused`` (the toolkit must be refused); and ``client`` (maybe a system prompt). Cases
+    a port's features cannot carry fall back to the plain toolkit."""
+    kind, system = draw(_CONSTRUCTION)
+    client = {"systemPrompt": system} if system else {}
     if kind.startswith("register") and not register or kind.endswith("relay-builtin") and not relay:
         kind = "plain"
     out: dict[str, Any] = {"kind": kind, "natives": list(natives), "relays": list(relays), "builtins": None,
-                           "register": [], "refused": False, "duplicate": None, "rules": []}
+                           "register": [], "refused": False, "duplicate": None, "rules": [], "client": client,
+                           "client_rules": ["loop.system-prompt"] if client else []}
     if kind == "plain":
         return out
     out["builtins"] = draw(_BUILTINS_ON)
@@ -152,10 +156,14 @@ def needs_declarations(scenario: dict[str, Any]) -> bool:
         or any(t["name"] in BUILTIN_NAMES for t in toolkit["tools"])
 
 
-def resume_answer_id(draw: st.DrawFn, halted_tool: str, tools: list[str]) -> tuple[str, bool]:
-    """The resume Answer's id: the pending one's (``$pending.id``), a wrong one, or a stale
-    one (another Request's of this scenario); and whether the resume must be refused."""
-    kind = draw(_ANSWER_ID)
+def resume_errors(draw: st.DrawFn) -> tuple[str, str | None]:
+    """The resume's error-path draws at once: the Answer id's kind and the history's kind."""
+    return draw(_RESUME_ERRORS)
+
+
+def resume_answer_id(kind: str, halted_tool: str, tools: list[str]) -> tuple[str, bool]:
+    """The resume Answer's id for ``kind``: the pending one's (``$pending.id``), a wrong one,
+    or a stale one (another Request's of this scenario); and whether the resume must be refused."""
     if kind == "$pending.id":
         return kind, False
     if kind == "stale":
@@ -164,10 +172,9 @@ def resume_answer_id(draw: st.DrawFn, halted_tool: str, tools: list[str]) -> tup
     return WRONG_ANSWER_ID, True
 
 
-def resume_history(draw: st.DrawFn, style: str, prompt: str, turn: dict[str, Any]) -> tuple[list[Any] | None, str]:
-    """Maybe a transcript with no halted turn to resume from (style's wire format): empty,
-    without calls, already answered, or completed. (None, "") when the halted one is used."""
-    kind = draw(_HISTORY_KIND)
+def resume_history(kind: str | None, style: str, prompt: str, turn: dict[str, Any]) -> tuple[list[Any] | None, str]:
+    """For ``kind``, a transcript with no halted turn to resume from (style's wire format):
+    empty, without calls, already answered, or completed. (None, "") when the halted one is used."""
     if kind is None:
         return None, ""
     if kind == "empty":
@@ -224,12 +231,6 @@ def foreign_history(draw: st.DrawFn, style: str, history: list[dict[str, Any]],
     return halted, ["store.ask-loads-history"]
 
 
-def system_prompt(draw: st.DrawFn) -> tuple[dict[str, Any], list[str]]:
-    """The client block (maybe a system prompt) and the rules it cites."""
-    prompt = draw(_SYSTEM_PROMPT)
-    return ({"systemPrompt": prompt}, ["loop.system-prompt"]) if prompt else ({}, [])
-
-
 def hold_until(draw: st.DrawFn, suspending_calls: int) -> int | None:
     """How many waitFor callbacks the host parks for (all of the first suspending turn's),
     or None: it answers each at once."""
@@ -238,18 +239,17 @@ def hold_until(draw: st.DrawFn, suspending_calls: int) -> int | None:
     return suspending_calls
 
 
-@functools.cache
-def relay_results(call_ids: tuple[str, ...], output: str) -> st.SearchStrategy[dict[str, Any]]:
-    """Relay Answer data of ``call_ids``: each ok, one failed (isError), or one named twice."""
+def relay_results(call_ids: tuple[str, ...], output: str) -> list[dict[str, Any]]:
+    """Relay Answer data of ``call_ids`` beyond every call ok: one failed (isError), or one
+    named twice (none for no call). A list: the caller draws it with its other choices at once."""
     def result(call: str, error: bool = False) -> dict[str, Any]:
         return {"id": call, "output": f"{output} ({call})" if not error else f"{output} failed ({call})", "isError": error}
 
+    if not call_ids:
+        return []
     plain = [result(c) for c in call_ids]
-    choices: list[dict[str, Any]] = [{"results": plain}]
-    if call_ids:
-        choices.append({"results": [result(call_ids[0], error=True), *plain[1:]]})
-        choices.append({"results": [*plain, {**result(call_ids[0]), "output": f"{output} again"}]})
-    return st.sampled_from(choices)
+    return [{"results": [result(call_ids[0], error=True), *plain[1:]]},
+            {"results": [*plain, {**result(call_ids[0]), "output": f"{output} again"}]}]
 
 
 HOST_ANSWER_EXTRAS: tuple[dict[str, Any], ...] = ({"ok": False},)  # ok:false without a reason

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .evaluate import FAIL, NOT_APPLICABLE, evaluate
 from .facts import Facts
@@ -139,11 +140,18 @@ def same_records(want: RunRecord, got: RunRecord) -> bool:
 
 
 def _checked_view(record: RunRecord) -> Any:
+    """The record as the checks may read it, less what differs between any two runs: the
+    provider session each run gets (its base URL, its paths' prefix) and the timings."""
     phases = []
     for p in record.phases:
         host = p.host
         hold = (host.hold.outstanding, host.hold.timed_out) if host.hold is not None else None
-        phases.append((p.entry, p.params, p.requests, p.request_paths, p.request_headers, p.result, p.events, p.metrics,
+        base = p.params.get("baseUrl")
+        session = urlsplit(base).path.rsplit("/v1", 1)[0] if isinstance(base, str) else ""
+        paths = [path.removeprefix(session) for path in p.request_paths] if session else p.request_paths
+        params = {k: v for k, v in p.params.items() if k != "baseUrl"}
+        metrics = [{k: v for k, v in m.items() if k != "ms"} if isinstance(m, dict) else m for m in p.metrics]
+        phases.append((p.entry, params, p.requests, paths, p.request_headers, p.result, p.events, metrics,
                        p.executions, p.error, p.provider_violations, host.wait_for, host.hooks, host.saves, host.gets,
                        host.violations, host.max_outstanding, [(e.request, e.answer) for e in host.exchanges], hold))
     return record.declarations, record.declaration_error, phases
