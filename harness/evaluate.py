@@ -56,6 +56,10 @@ class Outcome:
     reason: str = ""
     evidence: tuple[str, ...] = ()
     forgiven: tuple[Forgiven, ...] = field(default=())
+    # A failure not judged because the rules in ``depends_on`` failed on the variant: the
+    # failure itself, for the judge to restore when none of those rules is normative.
+    depends_on: tuple[str, ...] = ()
+    superseded: Outcome | None = None
 
 
 def failure_reason(record: RunRecord, facts: Facts) -> str:
@@ -108,7 +112,7 @@ def _not_judged_on_failed_inputs(
             ]
         if broken:
             why = f"not judged: depends on {', '.join(broken)}, which failed on this variant (reported there)"
-            outcome = Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,))
+            outcome = Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,), depends_on=tuple(broken), superseded=outcome)
         out.append(outcome)
     return out
 
