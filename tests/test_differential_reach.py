@@ -54,6 +54,15 @@ def test_every_normative_rule_is_reached_by_a_default_search_or_listed_unreachab
     assert not reached_anyway, f"listed unreachable but reached: {reached_anyway}; take them off the list"
 
 
+def test_reach_depends_on_the_seed_not_on_timing() -> None:
+    # two searches of one stream on two shim pairs each (their runs finish in any order):
+    # the same scenarios, so the same counts, capped or not
+    reference = resolve("reference", None, None, None)
+    first, second = (search(reference, reference, examples=60, workers=1, pairs=2) for _ in range(2))
+    assert first.reach.tried == second.reach.tried == 60
+    assert first.reach.ran == second.reach.ran and first.reach.capped == second.reach.capped
+
+
 def test_reach_counts_exactly_below_the_cap_and_at_least_at_it() -> None:
     verdicts = [Verdict(ran=frozenset({"loop.final-text", "susp.declined"}))] * 3 + [Verdict(ran=frozenset({"loop.final-text"}))]
     reach = Reach.of(verdicts, cap=3)
