@@ -137,8 +137,11 @@ class CrossVariantItem(VariantItem):
         stderr = shim.process.stderr_tail() + (cross.shim().process.stderr_tail() if resumer.reached else "")
         self._evidence = Evidence(record, shim.process.transcript.since(mark), stderr)
         outcomes = evaluate(record, facts, rules, conformance.checks)
+        # A failure not judged because another rule failed may be judged again (judge.py):
+        # it is placed too.
+        failing = [o.superseded or o for o in outcomes]
         places = {
-            o.rule: attribute(o, record, facts, conformance.checks) for o in outcomes if o.status in {FAIL, UNEVALUATED}
+            o.rule: attribute(o, record, facts, conformance.checks) for o in failing if o.status in {FAIL, UNEVALUATED}
         }
         places = self._judged_apart(conformance, cross, outcomes, places, record, facts, timeout)
         return [_halting_reason(o, places, record, facts) for o in outcomes], places, stderr

@@ -56,8 +56,8 @@ class Outcome:
     reason: str = ""
     evidence: tuple[str, ...] = ()
     forgiven: tuple[Forgiven, ...] = field(default=())
-    # A failure not judged because the rules in ``depends_on`` failed on the variant: the
-    # failure itself, for the judge to restore when none of those rules is normative.
+    # A failure not judged because the rules in ``depends_on`` failed on the variant, and the
+    # failure itself (a cross-port run still places it in a phase).
     depends_on: tuple[str, ...] = ()
     superseded: Outcome | None = None
 
@@ -99,11 +99,15 @@ def _not_judged_on_failed_inputs(
     """A failure whose input another rule found broken on this variant is not judged."""
     failed = {o.rule for o in outcomes if o.status == FAIL}
     evaluated = {o.rule for o in outcomes}
+    # A phase that returned neither a RunResult nor a port error observed nothing a specific
+    # rule could name: the comparison's difference stands.
+    observed = all(phase.result is not None or phase.error is not None for phase in record.phases)
     out = []
     for outcome in outcomes:
         broken: list[str] = []
-        if outcome.status == FAIL and outcome.rule in CATCH_ALL:
-            # A difference a specific rule names is that rule's, reported once there.
+        if outcome.status == FAIL and outcome.rule in CATCH_ALL and observed:
+            # A difference a specific rule names is that rule's, reported once there (as a
+            # failure, or as a spec gap where the rule is advisory).
             broken = sorted(failed - CATCH_ALL[outcome.rule])
         elif outcome.status == FAIL:
             broken = [

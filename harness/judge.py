@@ -65,10 +65,6 @@ def judge(
     is marked flaky, so a pass is not reported as a stale entry."""
     verdicts = []
     for outcome in outcomes:
-        if outcome.superseded is not None and not any(level(dep) == "normative" for dep in outcome.depends_on):
-            # It yielded to rules that only show spec gaps: a gap reports nothing once, so
-            # the failure stands.
-            outcome = outcome.superseded
         rule_level = level(outcome.rule)
         key = f"{node_id}::{outcome.rule}"
         reason = listed(key)

@@ -9,6 +9,7 @@ and any other suite run unchanged.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Generator
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -31,7 +32,7 @@ from .expectations import Expectations, ExpectationsError, load, write
 from .golden_files import delete_goldens, orphan_goldens
 from .items import SESSION_KEY, ConformanceFailure, VariantItem, restarts_shim
 from .paths import scenarios_dir
-from .ports import PortError, resolve
+from .ports import PortError, ResolvedPort, resolve
 from .run_completeness import RunShape, incomplete_reason
 from .session import ConformanceSession, load_rules
 from .usage import add_xdist_stand_in, check_arguments, check_xdist_stand_in
@@ -47,6 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--baseline-src",
         help="a checkout of the port's last release before relay, for absent.byte-identical "
         "(default: $TOOLNEXUS_BASELINE_SRC; golang: the golang/v0.10.0 tag)",
+    )
+    group.addoption(
+        "--baseline-cmd",
+        help="with --port-cmd: start this command as the ad-hoc shim's build without relay support (absent.byte-identical)",
     )
     group.addoption("--port-timeout", type=float, help="per-call timeout in seconds (default: the port's own)")
     group.addoption("--rule", action="append", default=[], help="only rules matching this glob (repeatable)")
@@ -133,9 +138,16 @@ def _configure_baseline(config: pytest.Config, conformance: ConformanceSession, 
     """The port's build without relay support, for absent.byte-identical (harness.relations)."""
     runs = conformance.counterparts
     runs.start = lambda port: shim_session(port.argv, env={**os.environ, **port.env} if port.env else None)
+    baseline_cmd = config.getoption("baseline_cmd")
     if port_cmd:
-        runs.baseline_why = "an ad-hoc shim (--port-cmd) has no configured build without relay support"
+        if baseline_cmd:
+            timeout = config.getoption("port_timeout") or conformance.port.timeout
+            runs.baseline = ResolvedPort("adhoc-baseline", shlex.split(baseline_cmd), timeout, {})
+        else:
+            runs.baseline_why = "an ad-hoc shim (--port-cmd) has no build without relay support: give one with --baseline-cmd"
         return
+    if baseline_cmd:
+        raise pytest.UsageError("--baseline-cmd goes with --port-cmd; a registry port names its baseline in ports.toml")
     runs.baseline, runs.baseline_why = resolve_baseline(
         conformance.port.name, config.getoption("baseline_src"), build=not hasattr(config, "workerinput")
     )

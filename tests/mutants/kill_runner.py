@@ -141,7 +141,14 @@ def pytest_args(mutant: str, files: tuple[str, ...], report: Path, *, shim: str 
     """The arguments of ``python -m pytest`` for one kill run; ``shim`` starts a mutant shim
     given the mutant's name (``cold_shim()``, or a warm zygote's client: ``kill_pool``)."""
     command = f"{shim or cold_shim()} {mutant}"
-    return ["-q", "--port-cmd", command, "--port-timeout", "20", f"--conformance-report={report}", *files]
+    return ["-q", "--port-cmd", command, "--baseline-cmd", baseline_shim(), "--port-timeout", "20",
+            f"--conformance-report={report}", *files]
+
+
+def baseline_shim(python: str = sys.executable) -> str:
+    """The unmutated reference without relay support: every mutant's absent.byte-identical
+    baseline, as reference-norelay is the reference's."""
+    return f"{shlex.quote(python)} shims/reference/shim.py --no-relay"
 
 
 def run_once(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None = None) -> KillRun:

@@ -290,7 +290,7 @@ def _real_skipped(shim: ModuleType) -> None:
     wrap(loop, "settle", make)
 
 
-@mutant("norelay-drops-tool-choice", "absent.byte-identical", relay=False,
+@mutant("norelay-drops-tool-choice", "loop.openai-body", relay=False,
         description="with relay support switched off, OpenAI bodies lose tool_choice (the switch leaks into the loop)")
 def _norelay_tool_choice(shim: ModuleType) -> None:
     import reference_py.client as client
@@ -309,3 +309,23 @@ def _norelay_tool_choice(shim: ModuleType) -> None:
 
     wrap(client, "create_client", make)
     shim.tn.create_client = client.create_client
+
+
+@mutant("relay-support-leaks", "absent.byte-identical",
+        description="relay support adds parallel_tool_calls:false to every OpenAI body, relay tool or not")
+def _relay_support_leaks(shim: ModuleType) -> None:
+    import reference_py.client as client
+    from reference_py.providers.openai import OpenAIProvider
+
+    def make(original: Any) -> Any:
+        def create_client(**kwargs: Any) -> Any:
+            made = original(**kwargs)
+            if kwargs.get("relay", True) and isinstance(made._loop.config.provider, OpenAIProvider):
+                provider = made._loop.config.provider
+                plain = provider.body
+                provider.body = lambda *args: {**plain(*args), "parallel_tool_calls": False}
+            return made
+
+        return create_client
+
+    wrap(client, "create_client", make)
