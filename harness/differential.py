@@ -38,6 +38,7 @@ from .compare import compare_variant
 from .differential_backend import BACKEND
 from .differential_contract import (
     HOST_ANSWER_EXTRAS,
+    answer_order,
     apply_construction,
     construction,
     foreign_history,
@@ -210,6 +211,9 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
             if hold is not None:
                 host["waitFor"]["holdUntil"] = hold
                 scenario["rules"] += ["relay.inprocess-one-callback-per-call"] if relays else []
+                order = answer_order(draw, tuple(_answer_key(c, {t["name"]: t for t in tools}, hooks) for c in first[1]))
+                if order is not None:
+                    host["waitFor"]["answerOrder"] = order
     elif features.resume:
         _add_resume(draw, scenario, hooks)
     scenario["rules"] += [] if raising else with_delays(draw, tools)
@@ -279,6 +283,19 @@ def _suspends(call: dict[str, Any], tools: dict[str, dict[str, Any]], hooks: dic
     hooked = any(r["tool"] == call["name"] and "suspend" in r for r in hooks.get("beforeTool", []))
     behaviour = tool.get("behaviour", {})
     return hooked or tool.get("relay", False) or "suspend" in behaviour or "alwaysSuspend" in behaviour
+
+
+def _answer_key(call: dict[str, Any], tools: dict[str, dict[str, Any]], hooks: dict[str, Any]) -> str:
+    """The host's answer key of a suspending call's first waitFor (harness/host.py): its
+    beforeTool suspension's Request id, its relay call, or its tool's Request id."""
+    for rule in hooks.get("beforeTool", []):
+        if rule["tool"] == call["name"] and "suspend" in rule:
+            return str(rule["suspend"]["id"])
+    tool = tools[call["name"]]
+    if tool.get("relay"):
+        return f"call:{call['id']}"
+    behaviour = tool["behaviour"]
+    return str((behaviour.get("suspend") or behaviour["alwaysSuspend"])["id"])
 
 
 def _first_suspending(turns: list[dict[str, Any]], tools: dict[str, dict[str, Any]],

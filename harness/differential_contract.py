@@ -28,14 +28,16 @@ reason, relay results with ``isError`` true, and results naming one call twice.
 another port or the provider wrote (OpenAI ``refusal``/``annotations``, an Anthropic thinking
 block), or a halted transcript that an ``ask`` continues by asking again.
 
-**Concurrency** (:func:`hold_until`): a host that parks every waitFor until it has seen the
-N callbacks the first suspending turn makes at once; a port that calls back one at a time
-never gets there, the host's hold runs out (harness/host.py) and the variant fails its rule
-within that deadline instead of hanging.
+**Concurrency** (:func:`hold_until`, :func:`answer_order`): a host that parks every waitFor
+until it has seen the N callbacks the first suspending turn makes at once; a port that calls
+back one at a time never gets there, the host's hold runs out (harness/host.py) and the
+variant fails its rule within that deadline instead of hanging. Once the hold is reached, the
+host may answer the N in a drawn order, each after the one before was sent.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from typing import Any
@@ -229,6 +231,20 @@ def foreign_history(draw: st.DrawFn, style: str, history: list[dict[str, Any]],
     call = {"id": "call_earlier", "name": tools[0], "arguments": "{}"}
     halted = [{"role": "user", "content": "Earlier question."}, *_call_turn(style, [call], [f"Allow {tools[0]}?"], errors=True)]
     return halted, ["store.ask-loads-history"]
+
+
+def answer_order(draw: st.DrawFn, keys: tuple[str, ...]) -> list[str] | None:
+    """The order a holding host answers its held callbacks in (``keys``: their answer keys in
+    call order), or None: in call order, as they come."""
+    order = draw(_orders(keys))
+    return list(order) if order != keys else None
+
+
+@functools.cache
+def _orders(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[str, ...]]:
+    """Call order first (shrinks there), then reversed, then every other order."""
+    every = list(dict.fromkeys([keys, keys[::-1], *itertools.permutations(keys)]))
+    return st.sampled_from(every)
 
 
 def hold_until(draw: st.DrawFn, suspending_calls: int) -> int | None:

@@ -7,6 +7,12 @@ transport's thread pool, so several callbacks can be outstanding at once; ``hold
 parks every waitFor until N are outstanding together, which is how a port that calls back
 one at a time is caught (recorded as a host violation, then answered so the run ends).
 
+With ``answerOrder`` the held callbacks are answered one at a time in that order of answer
+keys, each only once the one before was sent (the transport calls :meth:`Host.answered`
+after it wrote an answer), so a port sees its answers arrive in a drawn order; a hold that
+ran out answers at once (a port calling back one at a time would wait for an answer the
+order puts after one it never asks for).
+
 The hold ends on the arrival that makes N outstanding, never on a clock. Only a hold that
 is never reached waits, and for a share of the per-call timeout (``--port-timeout``, or the
 port's own): long enough that a correct port, however loaded, has every concurrent callback
@@ -131,6 +137,10 @@ class Host:
         self._outstanding = 0
         self._released = False
         self._parked_since: float | None = None
+        self._order: list[str] = list(self._wait_spec.get("answerOrder", []))
+        self._claimed = 0  # how many of _order's turns a callback has taken
+        self._sent = 0  # how many of those answers the transport has sent
+        self._in_order: set[int] = set()  # id() of the params of callbacks answering in their turn
 
     def handle(self, method: str, params: dict[str, Any]) -> Any:
         if method == "host.waitFor":
@@ -158,6 +168,7 @@ class Host:
             self._log_exchange(request, None)
             raise HostRefusal("host.waitFor params carry no request object")
         self._hold()
+        self._await_turn(answer_key(request), params)
         if self._wait_spec.get("raise"):
             self._log_exchange(request, None)
             raise HostRefusal("the host's waitFor raised (scenario asks for it)")
@@ -187,6 +198,40 @@ class Host:
                     self._release(timed_out=True)
             self._outstanding -= 1
 
+    def _await_turn(self, key: Any, params: dict[str, Any]) -> None:
+        """With ``answerOrder``: wait until the answer before was sent and ``key`` is the next
+        in the order, then take that turn (a key the order no longer lists answers at once)."""
+        if not self._order:
+            return
+        with self._cond:
+            if (self.log.hold is not None and self.log.hold.timed_out) or key not in self._order[self._claimed:]:
+                return
+            if not self._cond.wait_for(lambda: self._turn_of(key), timeout=self._hold_timeout):
+                self.log.violations.append(f"waitFor {key!r} never came to its turn in the answer order {self._order}")
+                self._order = []  # the rest answer as they come
+                self._cond.notify_all()
+                return
+            if self._claimed < len(self._order):
+                self._claimed += 1
+                self._in_order.add(id(params))
+
+    def _turn_of(self, key: Any) -> bool:
+        """Whether ``key`` may answer now (the caller holds ``_cond``)."""
+        if self._claimed >= len(self._order):
+            return True
+        return self._sent == self._claimed and self._order[self._claimed] == key
+
+    def answered(self, method: str, params: dict[str, Any]) -> None:
+        """The transport sent this callback's answer: if it answered in its turn, the next
+        key's turn comes."""
+        if method != "host.waitFor" or not self._order:
+            return
+        with self._cond:
+            if id(params) in self._in_order:
+                self._in_order.discard(id(params))
+                self._sent += 1
+                self._cond.notify_all()
+
     def _release(self, *, timed_out: bool) -> None:
         """Let every parked waitFor go (the caller holds ``_cond``); the hold never returns."""
         self._released = True
@@ -196,10 +241,7 @@ class Host:
 
     def _answer_for(self, request: dict[str, Any]) -> dict[str, Any]:
         answers = self._wait_spec.get("answers", {})
-        key = request.get("id")
-        calls = (request.get("data") or {}).get("calls") if request.get("kind") == "tool_call" else None
-        if isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict):
-            key = f"call:{calls[0].get('id')}"
+        key = answer_key(request)
         template = answers.get(key) or answers.get("*")
         if template is None:
             self.log.violations.append(f"no scripted answer for waitFor request {key!r}")
@@ -217,3 +259,12 @@ class Host:
             if rule["tool"] == event.get("name"):
                 return {"override": {k: v for k, v in rule.items() if k != "tool"}}
         return {"override": None}
+
+
+def answer_key(request: dict[str, Any]) -> Any:
+    """Which of the scenario's answers a Request gets: a relay Request with one call by
+    ``call:<id>``, any other by its id."""
+    calls = (request.get("data") or {}).get("calls") if request.get("kind") == "tool_call" else None
+    if isinstance(calls, list) and len(calls) == 1 and isinstance(calls[0], dict):
+        return f"call:{calls[0].get('id')}"
+    return request.get("id")

@@ -87,6 +87,9 @@ def answer_callback(owner: PendingCall, request: Request, send: Send, *, listeni
             answer = Response(request.id, error=ErrorObject(ErrorCode.INTERNAL_ERROR, str(exc)))
         if listening():  # otherwise the shim is gone or poisoned; nobody listens
             _send_answer(owner, request, answer, send)
+            sent = getattr(owner.handler, "answered", None)  # a handler may order its answers by their sending
+            if sent is not None:
+                sent(request.method, request.params)
     except Exception as exc:  # noqa: BLE001 - a harness bug: recorded, raised by call()
         owner.handler_failures.append(exc)
         if listening():
