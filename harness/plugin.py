@@ -77,9 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): the SPEC.md rule ids (fixtures/rules.json) a test checks")
     port, port_cmd = config.getoption("port"), config.getoption("port_cmd")
     check_xdist_stand_in(config)
-    check_arguments(config, port_given=bool(port or port_cmd))
     if cross_resume.requested(config) and not (port or port_cmd):
         raise pytest.UsageError("--resume-port needs --port (or --port-cmd): the port that runs the halting phase")
+    check_arguments(config, port_given=bool(port or port_cmd))
     if not (port or port_cmd):
         if config.getoption("update_snapshots", default=False) and _collects_scenarios(config):
             raise pytest.UsageError("--snapshot-update needs --port=reference: only the reference writes goldens")
