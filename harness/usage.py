@@ -41,7 +41,9 @@ def add_xdist_stand_in(parser: pytest.Parser) -> None:
 def check_xdist_stand_in(config: pytest.Config) -> None:
     given = config.getoption(XDIST_DEST, default=None)
     if given is not None:
-        raise pytest.UsageError(f"-n {given} runs tests in parallel with pytest-xdist, which is not installed here: {XDIST_HINT}")
+        raise pytest.UsageError(
+            f"-n {given} runs tests in parallel with pytest-xdist, which is not installed here: {XDIST_HINT}"
+        )
 
 
 def symlink_loop(argument: str) -> Path | None:
@@ -74,4 +76,3 @@ def check_arguments(config: pytest.Config, *, port_given: bool) -> None:
                 f"{argument}: scenario files run against a port: add --port=reference "
                 "(or --port=NAME from harness/ports.toml, or --port-cmd=CMD for your own shim)"
             )
-
