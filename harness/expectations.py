@@ -97,7 +97,7 @@ class _Index:
     @classmethod
     def of(cls, entries: list[Entry]) -> _Index:
         exact: dict[str, tuple[int, Entry]] = {}
-        wildcards: dict[str | None, list[tuple[int, Entry]]] = {}
+        wildcards: dict[str | None, list[tuple[int, _Pattern]]] = {}
         for position, entry in enumerate(entries):
             for key in entry.keys:
                 if "*" in key:
@@ -206,10 +206,12 @@ def _entry(item: dict[str, object], where: str) -> Entry:
     flaky = item.get("flaky", False)
     if not isinstance(flaky, bool):
         raise ExpectationsError(f"{where}: flaky must be true or false, got {flaky!r}")
-    texts = {name: item.get(name, "") for name in ("note", "cause", "source")}
-    for name, text in texts.items():
+    texts: dict[str, str] = {}
+    for name in ("note", "cause", "source"):
+        text = item.get(name, "")
         if not isinstance(text, str):
             raise ExpectationsError(f"{where}: {name} must be a string, got {text!r}")
+        texts[name] = text
     rule, variants = item.get("rule"), item.get("variants")
     if rule is not None or variants is not None:
         if "key" in item:
@@ -264,14 +266,14 @@ def write(
     expected = []
     for (rule, reason, slot), keys in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[1][0])):
         rule = "*" if rule.startswith("*") else rule.split("\x00", 1)[0]
-        entry = owners[slot] if slot is not None else None
+        owner_entry = owners[slot] if slot is not None else None
         variants = sorted(dict.fromkeys(k.split("::", 1)[0] for k in keys))
         first = keys[0]
         item: dict[str, object] = {"rule": rule, "reason": reason}
-        if entry is not None and entry.cause:
-            item["cause"] = entry.cause
-        if entry is not None and entry.source:
-            item["source"] = entry.source
+        if owner_entry is not None and owner_entry.cause:
+            item["cause"] = owner_entry.cause
+        if owner_entry is not None and owner_entry.source:
+            item["source"] = owner_entry.source
         item["note"] = _note(f"{first.split('::', 1)[0]}: {failures[first][1]}")
         if any(k in flaky_keys for k in keys):
             item["flaky"] = True

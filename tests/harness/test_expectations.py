@@ -53,13 +53,48 @@ def test_malformed_files_are_refused_with_one_line(tmp_path: Path, text: str, me
         load(_file(tmp_path, text))
 
 
-def test_write_round_trips_and_keeps_existing_notes(tmp_path: Path) -> None:
-    path = _file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "divergence"\nnote = "hand-written"\n')
+def test_write_rewrites_notes_from_the_run_and_keeps_the_written_cause(tmp_path: Path) -> None:
+    path = _file(tmp_path, (
+        '[[expected]]\nrule = "relay.x"\nreason = "divergence"\ncause = "hand-written"\nsource = "relay.go:77"\n'
+        'note = "old observation"\nvariants = ["a[openai-run]"]\n'
+    ))
     previous = load(path)
     write(path, "golang", {"a[openai-run]::relay.x": ("divergence", "observed"), "b[openai-run]::loop.y": ("golden", 'quote " here')}, previous, "pytest --port=golang")
-    again = load(path)
-    notes = {e.key: e.note for e in again.entries}
-    assert notes == {"a[openai-run]::relay.x": "hand-written", "b[openai-run]::loop.y": 'quote " here'}
+    again = {e.rule: e for e in load(path).entries}
+    assert again["relay.x"].note == "a[openai-run]: observed"  # the current observation
+    assert (again["relay.x"].cause, again["relay.x"].source) == ("hand-written", "relay.go:77")
+    assert again["loop.y"].note == 'b[openai-run]: quote " here'
+
+
+def test_failures_of_one_rule_are_one_root_cause_entry(tmp_path: Path) -> None:
+    path = tmp_path / "golang.toml"
+    failures = {f"s{i}[openai-run]::relay.x": ("divergence", f"differs {i}") for i in range(25)}
+    failures["t[openai-run]::relay.x"] = ("golden", "another class")
+    count = write(path, "golang", failures, load(None), "pytest --port=golang")
+    exp = load(path)
+    assert count == len(exp.entries) == 2
+    grouped = next(e for e in exp.entries if e.reason == "divergence")
+    assert len(grouped.variants) == 25
+    # A root-cause entry is not a wildcard: it matches every variant it lists, uncapped, and no other.
+    assert all(exp.lookup(f"s{i}[openai-run]::relay.x") is grouped for i in range(25))
+    assert exp.lookup("s0[openai-run]::relay.other") is None
+
+
+def test_a_flaky_failure_stays_a_root_cause_of_its_own(tmp_path: Path) -> None:
+    path = _file(tmp_path, '[[expected]]\nkey = "a[openai-run]::golden.observables"\nreason = "golden"\nflaky = true\n')
+    failures = {"a[openai-run]::golden.observables": ("golden", "race"), "b[openai-run]::golden.observables": ("golden", "bug")}
+    write(path, "golang", failures, load(path), "pytest --port=golang")
+    entries = load(path).entries
+    assert sorted((e.variants, e.flaky) for e in entries) == [(("a[openai-run]",), True), (("b[openai-run]",), False)]
+
+
+def test_a_malformed_root_cause_entry_is_named(tmp_path: Path) -> None:
+    path = _file(tmp_path, '[[expected]]\nrule = "relay.x"\nreason = "divergence"\nvariants = []\n')
+    with pytest.raises(ExpectationsError, match=r"expected\[0\]: variants must be a non-empty list"):
+        load(path)
+    path.write_text('[[expected]]\nrule = "relay.x"\nkey = "a[v]::relay.x"\nreason = "divergence"\nvariants = ["a[v]"]\n', encoding="utf-8")
+    with pytest.raises(ExpectationsError, match="either key or rule"):
+        load(path)
 
 
 def test_a_variant_failing_only_for_capability_collapses_to_one_uncapped_entry(tmp_path: Path) -> None:
@@ -82,7 +117,7 @@ def test_notes_with_control_characters_round_trip(tmp_path: Path) -> None:
     again = load(path)
     assert again.port == "golang"
     notes = {e.key: e.note for e in again.entries}
-    assert notes == {"a[openai-run]::relay.x": note, "b[openai-run]::loop.y": "line one line two"}
+    assert notes == {"a[openai-run]::relay.x": f"a[openai-run]: {note}", "b[openai-run]::loop.y": "b[openai-run]: line one line two"}
 
 
 def test_the_file_records_its_port(tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ def test_python_check_catches_a_shim_that_drops_none_fields(tmp_path: Path, tmp_
     done = run([str(python), str(HONESTY / "python_cases.py"), str(shim)])
     assert done.returncode == 0, done.stderr
     _, found = mismatches(done.stdout)
-    assert any(line.startswith("Request:") for line in found), found
+    assert any(line.startswith("RunResult") for line in found), found
 
 
 # -- golang --------------------------------------------------------------------------------

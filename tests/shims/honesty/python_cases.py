@@ -1,5 +1,7 @@
 """Port objects of the python port (toolnexus), sent through the shim's ``neutral`` module
-(its folder is argv[1]) and through ``dataclasses.asdict`` + ``json``. Prints one JSON line
+(its folder is argv[1]) and through the standard serialization a Python host of the port uses:
+a Request or Answer by its declared fields with ``None`` absent, everything else
+``dataclasses.asdict`` + ``json``. Prints one JSON line
 per case: ``{"case", "shim", "serializer"}``, both the exact strings that go on the wire.
 
 Runs with the interpreter of the port's venv: ``python python_cases.py shims/python``.
@@ -34,8 +36,16 @@ def rename(mapping: dict[str, Any]) -> dict[str, Any]:
     return {RENAMES.get(k, k): v for k, v in mapping.items()}
 
 
+def wire_written(value: Any) -> dict[str, Any]:
+    """A §10 wire type as the port's own types declare it: its fields, ``None`` left out (the
+    port's ``Optional = None`` is an absent key; SPEC §6)."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if getattr(value, f.name) is not None}
+
+
 def run_result_written(result: tn.RunResult) -> dict[str, Any]:
     written = rename(dataclasses.asdict(result))
+    if result.pending is not None:
+        written["pending"] = wire_written(result.pending)
     written["toolCalls"] = [rename(call) for call in written["toolCalls"]]
     written["usage"] = rename(written["usage"])
     return written
@@ -68,8 +78,8 @@ result = tn.RunResult(
 )
 done = tn.RunResult(text="ok", messages=[])
 
-emit("Request", neutral.request_wire(request), dataclasses.asdict(request))
-emit("Answer", neutral.request_wire(answer), dataclasses.asdict(answer))
+emit("Request", neutral.request_wire(request), wire_written(request))
+emit("Answer", neutral.request_wire(answer), wire_written(answer))
 emit("RunResult pending", neutral.run_result(result), run_result_written(result))
 emit("RunResult done", neutral.run_result(done), run_result_written(done))
 events = [
@@ -84,7 +94,7 @@ for event in events:
         written["usage"] = rename(written["usage"])
     emit(f"stream event {event['type']}", neutral.stream_event(event), written)
 emit("stream event pending", neutral.stream_event({"type": "pending", "request": request}),
-     {"type": "pending", "request": dataclasses.asdict(request)})
+     {"type": "pending", "request": wire_written(request)})
 emit("stream event done", neutral.stream_event({"type": "done", "result": result}),
      {"type": "done", "result": run_result_written(result)})
 for metric in (
