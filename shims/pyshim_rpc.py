@@ -78,7 +78,7 @@ def require_protocol(params: dict[str, Any]) -> None:
         raise RpcError(VERSION_MISMATCH, f"this shim speaks protocol {PROTOCOL_VERSION}", supported)
 
 
-def _encode(message: Message, fast: bool) -> bytes:
+def encode_message(message: Message, fast: bool) -> bytes:
     """One compact line's JSON (no newline). ``fast``: through orjson, which writes a float
     NaN or infinity as null where the stdlib writes ``NaN`` (a line the harness refuses), so
     only for a port that never hands its shim such a float."""
@@ -90,7 +90,7 @@ def _encode(message: Message, fast: bool) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _decode(line: bytes | str) -> Any:
+def decode_line(line: bytes | str) -> Any:
     """``json.loads(line)``. orjson answers for a line it would have written itself (the
     harness writes compact lines): it reads an integer beyond 64 bits as a float, which
     then writes back otherwise, so such a line is still the stdlib's."""
@@ -108,7 +108,7 @@ class Channel:
     """Line-delimited JSON-RPC on stdout, and the answers to our own requests by id.
 
     ``id_prefix`` keeps our request ids apart from the harness's; ``name`` labels the
-    shim's diagnostics on stderr; ``fast`` encodes lines with orjson (see :func:`_encode`)."""
+    shim's diagnostics on stderr; ``fast`` encodes lines with orjson (see :func:`encode_message`)."""
 
     def __init__(self, id_prefix: str, name: str, *, fast: bool = False) -> None:
         self.name = name
@@ -120,7 +120,7 @@ class Channel:
         self._write_lock = threading.Lock()
 
     def send(self, message: Message) -> None:
-        line = _encode(message, self._fast) + b"\n"
+        line = encode_message(message, self._fast) + b"\n"
         with self._write_lock:
             sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()
@@ -197,7 +197,7 @@ async def serve(channel: Channel, handle: Callable[[Message], Coroutine[Any, Any
         except BaseException as exc:  # as the read loop would: it ends serve() with the error
             ended.set_exception(exc)
 
-    stop_reading = _feed_lines(loop, on_line)
+    stop_reading = feed_lines(loop, on_line)
     try:
         await ended
     finally:
@@ -211,7 +211,7 @@ def _handle_line(channel: Channel, handle: Callable[[Message], Coroutine[Any, An
     if not line.strip():
         return False
     try:
-        message = _decode(line)
+        message = decode_line(line)
     except ValueError:  # not JSON, or not UTF-8
         channel.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error"}})
         return False
@@ -234,13 +234,13 @@ def _handle_line(channel: Channel, handle: Callable[[Message], Coroutine[Any, An
     return False
 
 
-def _feed_lines(loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes | str | None], None]) -> Callable[[], None]:
+def feed_lines(loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes | str | None], None]) -> Callable[[], None]:
     """Hand stdin's lines to ``on_line`` on the loop as they arrive (so host answers arrive
     mid-run), then None at EOF; returns what stops the reading. A pipe is read by the loop
     itself: a reader thread would cost each line a thread switch and a wake-up of the loop,
     a few tens of microseconds of CPU on every message. Anything else (a terminal, a file,
     a ``sys.stdin`` replaced by a test's wrapper) is iterated on a thread, as a blocking stream."""
-    fd = _stdin_pipe()
+    fd = stdin_pipe()
     if fd is None:
 
         def pump() -> None:
@@ -277,7 +277,7 @@ def _feed_lines(loop: asyncio.AbstractEventLoop, on_line: Callable[[bytes | str 
     return lambda: loop.remove_reader(fd)
 
 
-def _stdin_pipe() -> int | None:
+def stdin_pipe() -> int | None:
     """The descriptor of stdin when it is the process's own stdin and a pipe, else None."""
     if sys.stdin is None or sys.stdin is not sys.__stdin__:
         return None

@@ -234,7 +234,7 @@ def _warm_up(relay: bool) -> None:
 
 async def serve(relay: bool) -> None:
     _warm_up(relay)
-    # reference_py computes no float: orjson may write its lines (pyshim_rpc._encode)
+    # reference_py computes no float: orjson may write its lines (pyshim_rpc.encode_message)
     shim = Shim(rpc.Channel(id_prefix="s", name="reference shim", fast=True), relay)
     handlers: dict[str, rpc.Handler] = {
         "initialize": shim.initialize,

@@ -42,7 +42,7 @@ def _read_all(monkeypatch: pytest.MonkeyPatch, stdin: Any, pieces: list[bytes], 
             if line is None:
                 done.set_result(None)
 
-        stop = pyshim_rpc._feed_lines(loop, on_line)
+        stop = pyshim_rpc.feed_lines(loop, on_line)
         threading.Thread(target=writer, daemon=True).start()
         await asyncio.wait_for(done, 10)
         stop()
@@ -57,7 +57,7 @@ def test_a_pipe_read_on_the_loop_gives_whole_lines_in_order_then_the_end(monkeyp
     try:
         monkeypatch.setattr(sys, "__stdin__", stdin)  # the process's own stdin: the loop reads it
         monkeypatch.setattr(sys, "stdin", stdin)
-        assert pyshim_rpc._stdin_pipe() == read_fd
+        assert pyshim_rpc.stdin_pipe() == read_fd
         received = _read_all(monkeypatch, stdin, PIECES, write_fd)
     finally:
         stdin.close()
@@ -75,7 +75,7 @@ def test_a_replaced_stdin_is_iterated_on_a_thread(monkeypatch: pytest.MonkeyPatc
     try:
         monkeypatch.setattr(sys, "__stdin__", real)
         monkeypatch.setattr(sys, "stdin", Wrapper())
-        assert pyshim_rpc._stdin_pipe() is None, "a wrapper must keep its own reading"
+        assert pyshim_rpc.stdin_pipe() is None, "a wrapper must keep its own reading"
         received = _read_all(monkeypatch, Wrapper(), [b'{"a": 1}\n', b'{"b": 2}\n'], write_fd)
     finally:
         real.close()
