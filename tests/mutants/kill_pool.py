@@ -47,7 +47,7 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
     order = sorted(names, key=lambda name: (name != "sequential-calls", -len(files[name]), name))
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     shared = Path(tempfile.gettempdir()) / f"toolnexus-mutants-{label}-{run_id}" if run_id else None
-    if shared is not None and not _claim_host(shared):
+    if shared is not None and not claim_host(shared):
         with watch_reports(order, shared) as watched:
             yield watched
         return
@@ -72,7 +72,7 @@ def kill_all(names: list[str], files_of: Callable[[str], tuple[str, ...]], label
                 stop()
 
 
-def _claim_host(shared: Path) -> bool:
+def claim_host(shared: Path) -> bool:
     """True for the first process of the test run to ask: it hosts the pass."""
     shared.mkdir(parents=True, exist_ok=True)
     try:

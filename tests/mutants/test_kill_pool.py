@@ -16,8 +16,8 @@ def _write(shared: Path, report: KillReport) -> None:
 
 
 def test_only_the_first_process_to_ask_hosts_the_pass(tmp_path: Path) -> None:
-    assert kill_pool._claim_host(tmp_path / "shared")
-    assert not kill_pool._claim_host(tmp_path / "shared")
+    assert kill_pool.claim_host(tmp_path / "shared")
+    assert not kill_pool.claim_host(tmp_path / "shared")
 
 
 def test_a_watched_report_is_the_one_the_host_wrote(tmp_path: Path) -> None:
