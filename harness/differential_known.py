@@ -11,15 +11,14 @@ are gaps, never findings. A rule whose check fails on the expected port's run to
 the port's difference: it is kept apart as a finding against the expected port.
 
 **Explained** (the definition the whole module uses): a finding is explained by an
-expectations file when some entry of the file has the same rule — its key's part after
-``::``, ``*`` standing for any run of characters — and the same reason class. The entries'
-scenario and variant parts are ignored, because a generated scenario has no entry of its
-own. This is coarse on purpose: it answers "is this a kind of failure the port is known to
-have" and no more; a port known to fail ``golden.observables`` somewhere has every golden
-difference explained (see the README section "Differential runs"). So the summary lists,
-per skipped golden kind, the JSON paths the differences were at (indexes as ``[*]``), and
-flags each path no note of the file mentions: a hint where the coarse definition may be
-hiding something new, not a verdict (notes are cut at 300 characters).
+expectations entry with the same rule (``*`` standing for any run of characters) and reason
+class *whose observation matches the finding's*: for a golden finding, every differing JSON
+path (indexes as ``[*]``) is one the entry's note names; for any other finding, the first
+line of its evidence has the entry note's shape (quoted text, numbers and ids masked). The
+entries' variants are ignored, because a generated scenario has no entry of its own. So a
+port known to fail ``golden.observables`` at one place does not explain a difference at
+another, and a rule failing in a new way is a new finding. Notes are cut at 300 characters,
+so a long observation's tail cannot explain anything.
 
 :func:`search` draws up to ``examples`` scenarios, tallies the explained findings per rule
 and reason, and for each unexplained kind (rule, reason) has hypothesis shrink the first
@@ -89,19 +88,62 @@ class Judged:
 
 
 @dataclass(frozen=True)
-class Known:
-    """The (rule pattern, reason class) pairs of a port's expectations."""
+class KnownCause:
+    """One expectations entry as the search reads it: rule pattern, reason class, and the
+    observation its note holds (its JSON paths, generalized, and its shape)."""
 
-    pairs: frozenset[Kind]
-    noted: frozenset[str] = frozenset()  # JSON paths the entries' notes mention, generalized (a hint only)
+    rule: str
+    reason: str
+    paths: frozenset[str]
+    shape: str
+
+    def explains(self, finding: Finding) -> bool:
+        if self.reason != finding.reason or not _rule_matches(self.rule, finding.rule):
+            return False
+        if self.reason == "capability":
+            return True  # a capability the port does not declare: nothing was observed
+        if finding.paths:
+            return set(finding.paths) <= self.paths
+        return bool(self.shape) and observation_shape(finding.evidence) == self.shape
+
+
+@dataclass(frozen=True)
+class Known:
+    """A port's expectations, as causes a finding may be explained by."""
+
+    causes: tuple[KnownCause, ...]
+
+    @property
+    def pairs(self) -> frozenset[Kind]:
+        """The (rule pattern, reason class) pairs the entries name."""
+        return frozenset((c.rule, c.reason) for c in self.causes)
+
+    @property
+    def noted(self) -> frozenset[str]:
+        """Every JSON path the entries' notes mention, generalized."""
+        return frozenset(path for c in self.causes for path in c.paths)
 
     @classmethod
     def from_expectations(cls, expectations: Expectations) -> Known:
-        noted = {generalized(path) for e in expectations.entries for path in re.findall(r"\$[^\s:,]*", e.note)}
-        return cls(frozenset((e.key.split("::", 1)[1], e.reason) for e in expectations.entries), frozenset(noted))
+        causes = []
+        for e in expectations.entries:
+            observed = e.note.split(": ", 1)[1] if e.rule is not None and ": " in e.note else e.note
+            paths = frozenset(generalized(p).rstrip(":") for p in re.findall(r"\$[^\s,]*", observed))
+            causes.append(KnownCause(e.rule or e.key.split("::", 1)[1], e.reason, paths, observation_shape(observed)))
+        return cls(tuple(causes))
 
     def explains(self, finding: Finding) -> bool:
-        return any(reason == finding.reason and _rule_matches(rule, finding.rule) for rule, reason in self.pairs)
+        return any(cause.explains(finding) for cause in self.causes)
+
+
+def observation_shape(text: str) -> str:
+    """The first line of an observation with its values masked: quoted text, numbers, and
+    words with digits or underscores (call ids, Request ids) become ``_``."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    masked = re.sub(r"'[^']*'|\"[^\"]*\"", "_", first)
+    masked = re.sub(r"\b\w*[\d_]\w*\b", "_", masked)
+    masked = re.sub(r"_(?:\s*,\s*_)+", "_", masked)  # a list of values, however long
+    return " ".join(masked.split())[:120]
 
 
 def generalized(path: str) -> str:

@@ -42,9 +42,18 @@ MUTANT_CMD = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANT_SHIM))} run
 GOLDEN_KINDS = [("golden.observables", "golden"), ("absent.byte-identical", "golden")]
 
 
-def _expectations(tmp_path: Path, kinds: list[tuple[str, str]]) -> Path:
-    """An expectations file whose entries name other scenarios: only rule and reason can match."""
-    lines = [f'[[expected]]\nkey = "some-fixture[openai-run]::{rule}"\nreason = "{reason}"\n' for rule, reason in kinds]
+# What the run-result-snake mutant's keys.run-result failure says, observed on a fixture.
+SNAKE_NOTE = "phase 1 RunResult.tool_call_count: unexpected key (did you mean 'toolCallCount'?)"
+
+
+def _expectations(tmp_path: Path, kinds: list[tuple[str, str]], notes: dict[str, str] | None = None) -> Path:
+    """An expectations file whose entries name other scenarios: rule, reason and the note's
+    observation can match."""
+    notes = notes or {}
+    lines = [
+        f'[[expected]]\nkey = "some-fixture[openai-run]::{rule}"\nreason = "{reason}"\nnote = {json.dumps(notes.get(rule, ""))}\n'
+        for rule, reason in kinds
+    ]
     path = tmp_path / "known.toml"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
@@ -60,22 +69,29 @@ def _inner_pytest(*args: str, golden: Path) -> tuple[int, str]:
 # --- what "explained" means ----------------------------------------------------------------
 
 
-def test_explained_means_same_rule_and_same_reason_class_whatever_the_scenario() -> None:
+def test_explained_means_same_rule_class_and_observation_whatever_the_scenario() -> None:
     known = Known.from_expectations(Expectations(None, [
-        Entry("decl-builtins[openai-run]::keys.run-result", "divergence",
+        Entry("decl-builtins[openai-run]::golden.observables", "golden",
               note="observables differ from the golden: $.phases[0].result.limit: golden <absent>, port null"),
         Entry("relay-x[anthropic-ask]::*", "capability"),
-        Entry("halt-y[openai-*]::halt.*", "divergence"),
+        Entry("halt-y[openai-*]::halt.*", "divergence",
+              note="the returned transcript holds results for calls after the halted one: ['call_k2']"),
     ]))
 
-    def finding(rule: str, reason: str) -> Finding:
-        return Finding("openai-stream", rule, reason, "evidence")
+    def finding(rule: str, reason: str, evidence: str = "evidence", paths: tuple[str, ...] = ()) -> Finding:
+        return Finding("openai-stream", rule, reason, evidence, paths)
 
-    assert known.explains(finding("keys.run-result", "divergence")), "another scenario's entry explains the rule"
-    assert not known.explains(finding("keys.run-result", "port-error")), "a different reason class is new"
-    assert not known.explains(finding("keys.transcript", "divergence")), "a different rule is new"
-    assert known.explains(finding("relay.prompt-text", "capability")), "a variant-wide entry explains any rule of its class"
-    assert known.explains(finding("halt.transcript", "divergence")) and not known.explains(finding("susp.placeholder", "divergence"))
+    limit = ("$.phases[*].result.limit",)
+    assert known.explains(finding("golden.observables", "golden", paths=limit)), "another scenario's entry explains the place"
+    assert not known.explains(finding("golden.observables", "golden", paths=("$.phases[*].requests[*].tools",))), \
+        "a golden difference at a place no note names is new"
+    assert not known.explains(finding("golden.observables", "divergence", paths=limit)), "a different reason class is new"
+    assert known.explains(finding("relay.prompt-text", "capability")), "a variant-wide capability entry explains any rule"
+    held = "the returned transcript holds results for calls after the halted one: ['call_x9', 'call_x8']"
+    assert known.explains(finding("halt.transcript", "divergence", held)), "the same observation, other values"
+    assert not known.explains(finding("halt.transcript", "divergence", "the transcript lost call_x9")), \
+        "the rule failing another way is new"
+    assert not known.explains(finding("susp.placeholder", "divergence", held)), "a different rule is new"
     assert known.noted == {"$.phases[*].result.limit"}, "the notes' paths, generalized, are the summary's hint"
 
 
@@ -105,7 +121,7 @@ def test_the_report_names_counts_per_rule_and_says_none_new() -> None:
 def test_a_known_difference_is_skipped_and_the_search_runs_on_to_none_new(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    known = _expectations(tmp_path, [("keys.run-result", "divergence"), *GOLDEN_KINDS])
+    known = _expectations(tmp_path, [("keys.run-result", "divergence"), *GOLDEN_KINDS], {"keys.run-result": SNAKE_NOTE})
     out = tmp_path / "finds"
     status = main([f"--port-cmd={MUTANT_CMD}", f"--expectations={known}", "--examples", "12", "--out", str(out)])
     printed = capsys.readouterr().out
