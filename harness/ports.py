@@ -164,14 +164,14 @@ def resolve(
     notes: list[str] = []
     build_steps, start = port.steps(port_src)
     for step in build_steps if build else ():
-        notes += _run_build_step([part.format(**values) for part in step], env, name)
+        notes += run_build_step([part.format(**values) for part in step], env, name)
     argv = [part.format(**values) for part in start]
     # Absolute, so a rerun hint built from it works from any folder.
     selector = f"--port={name}" + (f" --port-src={shlex.quote(values['src'])}" if port_src else "")
     return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name, tuple(notes))
 
 
-def _run_build_step(argv: list[str], env: dict[str, str], name: str) -> list[str]:
+def run_build_step(argv: list[str], env: dict[str, str], name: str) -> list[str]:
     """Run one build step; return the notes it printed (``builders.common.note``)."""
     try:
         done = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True, timeout=1800)

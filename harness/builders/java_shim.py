@@ -167,12 +167,12 @@ def build(shim: Path, src: Path, out: Path, environ: dict[str, str] | None = Non
     if not jar.exists():
         raise BuildError(f"{shown} wrote no {JAR}\n{output_tail(done.stdout + done.stderr)}")
     _link_jdk(out, jdk)
-    write_argfile(out, jar, _aot_cache(out, jdk))
+    write_argfile(out, jar, train_aot_cache(out, jdk))
     stamp.write_text(digest + "\n", encoding="utf-8")
     return jar
 
 
-def _aot_cache(out: Path, jdk: Jdk) -> Path | None:
+def train_aot_cache(out: Path, jdk: Jdk) -> Path | None:
     """Train the AOT cache when the JDK can. Without one, a note (kept with the build) says
     why: the summary of every run on this build shows it."""
     (out / AOT_CACHE).unlink(missing_ok=True)

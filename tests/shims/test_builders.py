@@ -130,4 +130,4 @@ def test_notes_a_build_step_prints_reach_the_resolved_port(monkeypatch: pytest.M
 
     said = subprocess.CompletedProcess([], 0, stdout="building\nnote: the shim starts cold\nnote: and why\n", stderr="")
     monkeypatch.setattr(ports.subprocess, "run", lambda *a, **k: said)
-    assert ports._run_build_step(["build"], {}, "java") == ["the shim starts cold", "and why"]
+    assert ports.run_build_step(["build"], {}, "java") == ["the shim starts cold", "and why"]

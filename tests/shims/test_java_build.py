@@ -176,7 +176,7 @@ def test_a_jdk_before_25_runs_without_an_aot_cache(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(build, "train", no_training)
     out = tmp_path / "out"
     out.mkdir()
-    assert build._aot_cache(out, build.Jdk(tmp_path / "jdk", 21)) is None
+    assert build.train_aot_cache(out, build.Jdk(tmp_path / "jdk", 21)) is None
     jar = out / "target" / "shim.jar"
     args = build.write_argfile(out, jar, None).read_text(encoding="utf-8")
     assert "AOTCache" not in args and args.splitlines()[-2:] == ['"-jar"', f'"{jar}"']
@@ -272,7 +272,7 @@ def test_a_build_without_an_aot_cache_says_why_and_a_reused_build_says_it_again(
 ) -> None:
     # Without the cache every shim starts cold: the run is slower, and the summary must say why.
     src, home, out, jar = stamped_build(tmp_path, "21.0.4", 21)
-    assert build._aot_cache(out, build.Jdk(home, 21)) is None
+    assert build.train_aot_cache(out, build.Jdk(home, 21)) is None
     said = capsys.readouterr().out
     assert "note: java shim: no AOT cache (JDK 21 < 25); each shim starts cold" in said
 
@@ -289,6 +289,6 @@ def test_a_trained_cache_leaves_no_note(tmp_path: Path, monkeypatch: pytest.Monk
     (out / "jdk" / "bin").mkdir(parents=True)
     trained = java_training.Training(out / "shim.aot", variants=600, seconds=1.0)
     monkeypatch.setattr(build, "train", lambda command, cache: trained)
-    assert build._aot_cache(out, build.Jdk(tmp_path / "jdk", 25)) == out / "shim.aot"
+    assert build.train_aot_cache(out, build.Jdk(tmp_path / "jdk", 25)) == out / "shim.aot"
     assert "note:" not in capsys.readouterr().out
     assert not (out / "build.notes").exists(), "a stale note would be said again on every reuse"
