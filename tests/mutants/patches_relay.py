@@ -293,7 +293,6 @@ def _real_skipped(shim: ModuleType) -> None:
 @mutant("norelay-drops-tool-choice", "loop.openai-body", relay=False,
         description="with relay support switched off, OpenAI bodies lose tool_choice (the switch leaks into the loop)")
 def _norelay_tool_choice(shim: ModuleType) -> None:
-    import reference_py.client as client
     from reference_py.providers.openai import OpenAIProvider
 
     def make(original: Any) -> Any:
@@ -307,14 +306,12 @@ def _norelay_tool_choice(shim: ModuleType) -> None:
 
         return create_client
 
-    wrap(client, "create_client", make)
-    shim.tn.create_client = client.create_client
+    wrap(shim.tn, "create_client", make)  # the name the shim calls
 
 
-@mutant("relay-support-leaks", "absent.byte-identical",
+@mutant("relay-support-leaks", "absent.byte-identical", "loop.openai-body",
         description="relay support adds parallel_tool_calls:false to every OpenAI body, relay tool or not")
 def _relay_support_leaks(shim: ModuleType) -> None:
-    import reference_py.client as client
     from reference_py.providers.openai import OpenAIProvider
 
     def make(original: Any) -> Any:
@@ -328,4 +325,4 @@ def _relay_support_leaks(shim: ModuleType) -> None:
 
         return create_client
 
-    wrap(client, "create_client", make)
+    wrap(shim.tn, "create_client", make)  # the name the shim calls
