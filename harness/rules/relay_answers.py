@@ -194,10 +194,7 @@ def declined(record: RunRecord, facts: Facts) -> Iterator[str]:
     yield from _continued(record, facts)
 
 
-@check("relay.collision-guard")
-def collision_guard(record: RunRecord, facts: Facts) -> Iterator[str]:
-    if facts.expect.get("error") != "toolkit":
-        raise NotApplicable("the scenario does not expect a toolkit refusal")
+def _refused(record: RunRecord) -> Iterator[str]:
     refused = record.declaration_error
     if refused is None or refused.get("kind") != "toolkit":
         yield f"toolkit.describe did not refuse the toolkit as kind 'toolkit' (got {refused or record.declarations!r})"
@@ -206,6 +203,27 @@ def collision_guard(record: RunRecord, facts: Facts) -> Iterator[str]:
         yield f"client.run did not refuse the toolkit (error: {error!r}); a relay tool named like a builtin must be"
     if record.first.requests:
         yield f"{len(record.first.requests)} provider request(s) were made with a refused toolkit"
+
+
+def _collides_at_construction(facts: Facts) -> bool:
+    return any(t.get("relay") and t["name"] in BUILTIN_NAMES for t in facts.toolkit.get("tools", []))
+
+
+@check("relay.collision-guard-register")
+def collision_guard_register(record: RunRecord, facts: Facts) -> Iterator[str]:
+    registered = [t for t in facts.toolkit.get("register") or [] if t.get("relay") and t["name"] in BUILTIN_NAMES]
+    if facts.expect.get("error") != "toolkit" or not registered or _collides_at_construction(facts):
+        raise NotApplicable("no relay tool named like a builtin arrives by runtime registration alone")
+    yield from _refused(record)
+
+
+@check("relay.collision-guard")
+def collision_guard(record: RunRecord, facts: Facts) -> Iterator[str]:
+    if facts.expect.get("error") != "toolkit":
+        raise NotApplicable("the scenario does not expect a toolkit refusal")
+    if not _collides_at_construction(facts):
+        raise NotApplicable("the colliding relay tool arrives by runtime registration (relay.collision-guard-register)")
+    yield from _refused(record)
 
 
 @check("relay.non-relay-may-shadow")
