@@ -334,7 +334,7 @@ def _register_last_wins(shim: ModuleType) -> None:
     Toolkit.register = register  # type: ignore[method-assign]
 
 
-@mutant("register-skips-relay-guard", "relay.collision-guard",
+@mutant("register-skips-relay-guard", "relay.collision-guard-register",
         description="runtime registration adds a relay tool named like a builtin (as golang 0.16.0's Register does)")
 def _register_skips_guard(shim: ModuleType) -> None:
     from reference_py.toolkit import Toolkit
