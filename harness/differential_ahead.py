@@ -31,7 +31,7 @@ from hypothesis.strategies import SearchStrategy
 
 from .differential import TIMEOUT_S, as_scenario, canonical, variant_failures
 from .differential_contract import needs_declarations
-from .differential_rules import Reach, RuleJudge, Verdict
+from .differential_rules import Reach, RuleJudge, ScenarioVerdict
 from .facts import Facts, facts_for
 from .fake_provider import FakeProvider
 from .runner import RunRecord, run_variant
@@ -85,16 +85,22 @@ class PairRunner:
         self._scenarios = ThreadPoolExecutor(pairs, thread_name_prefix="differential-scenario")
         self._ports = ThreadPoolExecutor(pairs, thread_name_prefix="differential-port")
 
-    def submit(self, scenario: Scenario, canonical_json: bytes | None = None) -> Future[Verdict]:
+    def submit(self, scenario: Scenario, canonical_json: bytes | None = None) -> Future[ScenarioVerdict]:
         return self._scenarios.submit(self.differ, scenario, canonical_json)
 
-    def differ(self, scenario: Scenario, canonical_json: bytes | None = None) -> Verdict:
+    def differ(self, scenario: Scenario, canonical_json: bytes | None = None) -> ScenarioVerdict:
         """What ``scenario`` shows (the expected port's runs are the golden): the observable
         differences and the rules the port breaks (differential_rules.py);
         ``canonical_json``: its canonical JSON, when the caller made it already."""
         variants = [v for v in as_scenario(scenario, canonical_json).variants() if not v.uncalled_relay]
         facts = [facts_for(v) for v in variants]  # the same for both ports' runs: derived once
         declarations = needs_declarations(scenario)
+        verdict = self._judged(variants, facts, declarations)
+        if verdict.findings:  # a rule finding stands only if a second run shows it too
+            verdict = verdict.confirmed_by(self._judged(variants, facts, declarations))
+        return verdict
+
+    def _judged(self, variants: list[Variant], facts: list[Facts], declarations: bool) -> ScenarioVerdict:
         actual = self._ports.submit(self._under_test.run, variants, facts, self._provider, declarations=declarations)
         try:
             expected = self._expected.run(variants, facts, self._provider, declarations=declarations)
@@ -139,8 +145,8 @@ class AheadSearch:
     stop: Callable[[], bool] = lambda: False
     differs: Callable[[], None] = lambda: None
     shrink_budget: int | None = None
-    _jobs: dict[bytes, Future[Verdict]] = field(default_factory=dict)  # by _key, in draw order
-    _in_flight: set[Future[Verdict]] = field(default_factory=set)
+    _jobs: dict[bytes, Future[ScenarioVerdict]] = field(default_factory=dict)  # by _key, in draw order
+    _in_flight: set[Future[ScenarioVerdict]] = field(default_factory=set)
     _generated: int | None = None  # how many of _jobs the generation drew (the rest are shrink candidates)
     _smallest: Scenario | None = None  # the last differing scenario the shrink met: its smallest so far
 
@@ -204,7 +210,7 @@ class AheadSearch:
             self._smallest = scenario
         return differs
 
-    def _answer(self, scenario: Scenario) -> Verdict:
+    def _answer(self, scenario: Scenario) -> ScenarioVerdict:
         text = canonical(scenario)
         key = _key(text)
         job = self._jobs.get(key)

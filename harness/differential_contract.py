@@ -12,8 +12,9 @@ construction whether builtins are on or off (relay.collision-guard, ``expect.err
 tool); a second tool of a name already in the toolkit (the first is kept, decl.order);
 and, with the ``register`` capability, tools registered at runtime: a new one, one whose name
 is present already, a native one named like a builtin, a relay one named like a builtin
-(refused as at construction). A duplicate copies its original's kind and behaviour, so what a
-call of that name does is the same whichever copy runs, and registered tools are never
+(the reference refuses it as at construction; relay.collision-guard-register, advisory). A
+duplicate copies its original's kind and behaviour, so what a call of that name does is the
+same whichever copy runs, and registered tools are never
 called: the scenario's facts (harness/facts.py) describe the toolkit's own tools by name.
 
 **Resume error paths** (:func:`resume_answer_id`, :func:`resume_history`): an Answer whose
@@ -113,10 +114,10 @@ def construction(draw: st.DrawFn, natives: list[str], relays: list[str], *, rela
     elif kind == "register-native-builtin":
         out["register"] = [_registered(draw(_BUILTIN))]
         out["rules"] = ["decl.runtime-register"]
-    else:  # register-relay-builtin
+    else:  # register-relay-builtin: refused by the reference; a spec gap (advisory) for the ports
         out["register"] = [_registered(draw(_BUILTIN), relay=True)]
         out["refused"] = True
-        out["rules"] = ["relay.collision-guard"]
+        out["rules"] = ["relay.collision-guard-register"]
     return out
 
 

@@ -8,7 +8,9 @@ callbacks are outstanding answers a port that calls back one at a time after its
 out (harness/host.py), with the same answers, and only the host's log says so. So after
 both ports ran a variant, every normative rule's check (harness/rules/, through
 :func:`harness.evaluate.evaluate`, as the suite runs them) judges the port's run, and a rule
-failing there but not on the expected port's run is a finding under that rule. When the two
+failing there but not on the expected port's run is a finding under that rule, kept only when
+a second run of the scenario shows it again (a check may read what timing decides: the order
+of a turn's events, a hold on a loaded machine; a port's rule failure reproduces). When the two
 records hold the same data everywhere a check can look (:func:`same_records`), every check
 must judge them alike, so the port's run is not judged at all: most scenarios agree, and
 judging costs as much as a fifth of running one.
@@ -32,7 +34,7 @@ import marshal
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ from .runner import RunRecord
 from .scenario import Variant
 from .session import load_rules
 
+EVIDENCE_CHARS = 300  # of a finding's first evidence line, as printed
 REACH_CAP = 25  # per worker: scenarios a rule must be seen exercised in before reach stops asking its check
 UNREACHABLE_FILE = Path(__file__).with_name("differential_unreachable.json")
 # Relations between two runs, judged by the search's comparison itself, never by a check of one run.
@@ -75,17 +78,34 @@ def comparison_rule(variant: Variant) -> str:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """What one scenario showed: its rendered failures, the rules they fall under (the
-    comparison's relation for an observable difference), and the normative rules it
-    exercised on the expected port (subject to the reach cap)."""
+class ScenarioVerdict:
+    """What one scenario showed: its rendered observable differences and the relation they
+    fall under, the rule findings (rule, rendered line), and the normative rules it exercised
+    on the expected port (subject to the reach cap)."""
 
-    failures: tuple[str, ...] = ()
-    rules: tuple[str, ...] = ()
+    differences: tuple[str, ...] = ()
+    relations: tuple[str, ...] = ()
+    findings: tuple[tuple[str, str], ...] = ()
     ran: frozenset[str] = frozenset()
 
+    @property
+    def failures(self) -> tuple[str, ...]:
+        return (*self.differences, *(line for _, line in self.findings))
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules the scenario breaks, the comparison's relation first."""
+        return tuple(dict.fromkeys([*self.relations, *(rule for rule, _ in self.findings)]))
+
     def __bool__(self) -> bool:
-        return bool(self.failures)
+        return bool(self.differences or self.findings)
+
+    def confirmed_by(self, again: ScenarioVerdict) -> ScenarioVerdict:
+        """This verdict with only the rule findings ``again`` (a second run of the same
+        scenario) shows too: a check may read what timing decides (an order of events, a
+        hold on a loaded machine), and a port's rule failure reproduces."""
+        kept = {rule for rule, _ in again.findings}
+        return replace(self, findings=tuple((rule, line) for rule, line in self.findings if rule in kept))
 
 
 @dataclass
@@ -98,18 +118,19 @@ class RuleJudge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def judge(self, variants: Sequence[Variant], facts: Sequence[Facts], expected: Sequence[RunRecord],
-              actual: Sequence[RunRecord], differences: Sequence[Sequence[str]]) -> Verdict:
+              actual: Sequence[RunRecord], differences: Sequence[Sequence[str]]) -> ScenarioVerdict:
         """``differences``: each variant's rendered observable differences, already compared."""
         with self._lock:
             wanted = [r for r in checked_rules() if self._seen[r] < self.cap]
-        failures: list[str] = []
-        rules: list[str] = []
+        lines: list[str] = []
+        relations: list[str] = []
+        findings: list[tuple[str, str]] = []
         ran: set[str] = set()
         for variant, f, want, got, differs in zip(variants, facts, expected, actual, differences, strict=True):
             ran.add(comparison_rule(variant))
             if differs:
-                failures += differs
-                rules.append(comparison_rule(variant))
+                lines += differs
+                relations.append(comparison_rule(variant))
             if same_records(want, got):
                 ran |= _ran(evaluate(want, f, wanted, self.checks))
                 continue
@@ -118,12 +139,13 @@ class RuleJudge:
             failing_there = {o.rule for o in judged_want if o.status == FAIL}
             for outcome in evaluate(got, f, checked_rules(), self.checks):
                 if outcome.status == FAIL and outcome.rule not in failing_there:
-                    rules.append(outcome.rule)
                     evidence = outcome.evidence[0].splitlines()[0] if outcome.evidence else ""
-                    failures.append(f"{variant.name}: [{outcome.rule}] ({outcome.reason}) {evidence}")
+                    if len(evidence) > EVIDENCE_CHARS:
+                        evidence = evidence[:EVIDENCE_CHARS] + "…"
+                    findings.append((outcome.rule, f"{variant.name}: [{outcome.rule}] ({outcome.reason}) {evidence}"))
         with self._lock:
             self._seen.update(ran)
-        return Verdict(tuple(failures), tuple(dict.fromkeys(rules)), frozenset(ran))
+        return ScenarioVerdict(tuple(lines), tuple(dict.fromkeys(relations)), tuple(findings), frozenset(ran))
 
 
 def _ran(outcomes: Iterable[Any]) -> set[str]:
@@ -166,7 +188,7 @@ class Reach:
     capped: frozenset[str] = frozenset()  # rules whose count is "at least"
 
     @classmethod
-    def of(cls, verdicts: Iterable[Verdict], cap: int = REACH_CAP) -> Reach:
+    def of(cls, verdicts: Iterable[ScenarioVerdict], cap: int = REACH_CAP) -> Reach:
         """One worker's reach over the verdicts of the scenarios it generated."""
         listed = list(verdicts)
         ran: Counter[str] = Counter(rule for v in listed for rule in v.ran)

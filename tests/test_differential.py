@@ -136,7 +136,8 @@ def test_generated_hooks_and_raising_waitfor_take_effect(reference_shim: ShimSes
 
     def hook_suspends_a_called_tool(scenario: dict[str, Any]) -> bool:
         rules = scenario.get("host", {}).get("hooks", {}).get("beforeTool", [])
-        return any("suspend" in r and r["tool"] in first_turn_calls(scenario) for r in rules)
+        refused = scenario.get("expect", {}).get("error") == "toolkit"  # no run: nothing consults a hook
+        return not refused and any("suspend" in r and r["tool"] in first_turn_calls(scenario) for r in rules)
 
     hooked = _find(ALL, hook_suspends_a_called_tool)
     assert "hooks" in hooked["requires"]

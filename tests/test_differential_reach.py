@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.declarations import BUILTIN_NAMES
 from harness.differential import main
 from harness.differential_pool import search
-from harness.differential_rules import Reach, Verdict, normative_rules, unreachable
+from harness.differential_rules import Reach, ScenarioVerdict, normative_rules, unreachable
 from harness.ports import resolve
 from harness.scenario import load_scenario
 
@@ -63,8 +64,19 @@ def test_reach_depends_on_the_seed_not_on_timing() -> None:
     assert first.reach.ran == second.reach.ran and first.reach.capped == second.reach.capped
 
 
+def test_a_rule_finding_stands_only_if_a_second_run_shows_it_again() -> None:
+    first = ScenarioVerdict(differences=("openai-run:  $.x: golden 1, port 2",), relations=("golden.observables",),
+                            findings=(("susp.declined", "openai-run: [susp.declined] a"),
+                                      ("loop.final-text", "openai-run: [loop.final-text] b")))
+    again = ScenarioVerdict(findings=(("loop.final-text", "openai-run: [loop.final-text] b"),))
+    confirmed = first.confirmed_by(again)
+    assert confirmed.rules == ("golden.observables", "loop.final-text")
+    assert confirmed.failures == ("openai-run:  $.x: golden 1, port 2", "openai-run: [loop.final-text] b")
+    assert not first.confirmed_by(ScenarioVerdict()).findings and first.confirmed_by(ScenarioVerdict())
+
+
 def test_reach_counts_exactly_below_the_cap_and_at_least_at_it() -> None:
-    verdicts = [Verdict(ran=frozenset({"loop.final-text", "susp.declined"}))] * 3 + [Verdict(ran=frozenset({"loop.final-text"}))]
+    verdicts = [ScenarioVerdict(ran=frozenset({"loop.final-text", "susp.declined"}))] * 3 + [ScenarioVerdict(ran=frozenset({"loop.final-text"}))]
     reach = Reach.of(verdicts, cap=3)
     assert reach.tried == 4
     assert reach.ran["susp.declined"] == 3 and "susp.declined" in reach.capped
@@ -78,8 +90,6 @@ def test_reach_counts_exactly_below_the_cap_and_at_least_at_it() -> None:
 
 @pytest.mark.parametrize(("mutant", "rule"), [
     ("answer-id-unchecked", "resume.answer-id-must-match"),
-    ("collision-guard-off", "relay.collision-guard"),
-    ("register-skips-relay-guard", "relay.collision-guard"),
     ("sequential-calls", "relay.inprocess-one-callback-per-call"),
 ])
 def test_a_default_search_finds_each_contract_family_under_its_rule(mutant: str, rule: str) -> None:
@@ -91,19 +101,39 @@ def test_a_default_search_finds_each_contract_family_under_its_rule(mutant: str,
     assert any(f"[{rule}]" in line for line in result.failures), result.failures
 
 
+@pytest.mark.parametrize("mutant", ["collision-guard-off", "register-skips-relay-guard"])
+def test_a_default_search_finds_a_relay_tool_named_like_a_builtin_accepted(mutant: str) -> None:
+    """At construction the guard is relay.collision-guard (normative); through runtime
+    registration it is relay.collision-guard-register, a spec gap (advisory, never a rule
+    finding), so such a find is the golden comparison's difference. Either way the find is a
+    toolkit the reference refuses for a relay tool named like a builtin, which the port took."""
+    reference = resolve("reference", None, None, None)
+    result = search(reference, resolve(None, _mutant(mutant), None, None), examples=FAMILY_EXAMPLES, workers=1,
+                    shrink_budget=0)
+    assert result.found is not None, f"{FAMILY_EXAMPLES} generated scenarios did not tell mutant {mutant} from the reference"
+    toolkit = result.found["toolkit"]
+    at_construction = [t["name"] for t in toolkit["tools"] if t.get("relay") and t["name"] in BUILTIN_NAMES]
+    registered = [t["name"] for t in toolkit.get("register", []) if t.get("relay") and t["name"] in BUILTIN_NAMES]
+    assert result.found.get("expect", {}).get("error") == "toolkit" and (at_construction or registered), result.found
+    expected_rule = "relay.collision-guard" if at_construction else "golden.observables"
+    assert expected_rule in result.rules, f"the find breaks {result.rules}:\n" + "\n".join(result.failures[:5])
+    assert any("$.phases[0].error" in line for line in result.failures), "the port did not refuse the toolkit"
+
+
 def test_the_cli_prints_reach_and_writes_the_find_with_goldens_and_its_pytest_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main([f"--port-cmd={_mutant('collision-guard-off')}", "--examples", "60", "--workers", "1",
+    rule = "resume.answer-id-must-match"
+    status = main([f"--port-cmd={_mutant('answer-id-unchecked')}", "--examples", str(FAMILY_EXAMPLES), "--workers", "1",
                    "--shrink-budget", "0", "--out", str(tmp_path)])
     printed = capsys.readouterr().out
     assert status == 1, printed
-    assert "rule reach:" in printed and "relay.collision-guard: ran" in printed
+    assert "rule reach:" in printed and f"{rule}: ran" in printed
     verdict = next(line for line in printed.splitlines() if line.startswith("differential: "))
-    assert "relay.collision-guard" in verdict.split(" under ", 1)[1], verdict
+    assert rule in verdict.split(" under ", 1)[1], verdict
     written = sorted(tmp_path.glob("diff-*.json"))
     assert len(written) == 1
-    assert "relay.collision-guard" in load_scenario(written[0]).data["rules"], "the find cites the rule it breaks"
+    assert rule in load_scenario(written[0]).data["rules"], "the find cites the rule it breaks"
     assert (tmp_path / "golden" / written[0].stem).is_dir(), "the find's goldens are written beside it"
     command = next(line for line in printed.splitlines() if line.startswith("judge it: "))
     assert str(written[0]) in command and "TOOLNEXUS_CONFORMANCE_GOLDEN=" in command
