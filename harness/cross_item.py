@@ -136,7 +136,7 @@ class CrossVariantItem(VariantItem):
             return outcomes, {o.rule: Attribution((phase,), "the shim that broke") for o in outcomes}, stderr
         stderr = shim.process.stderr_tail() + (cross.shim().process.stderr_tail() if resumer.reached else "")
         self._evidence = Evidence(record, shim.process.transcript.since(mark), stderr)
-        outcomes = evaluate(record, facts, rules, conformance.checks)
+        outcomes = evaluate(record, facts, rules, conformance.checks, one_cause=False)
         # A failure not judged because another rule failed may be judged again (judge.py):
         # it is placed too.
         failing = [o.superseded or o for o in outcomes]

@@ -26,8 +26,9 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "resume.replaces-placeholder": ("halt.transcript",),
     "resume.fills-later-slots": ("halt.transcript",),
     "resume.one-result-per-call": ("halt.transcript",),
-    # The later calls' results are part of the halted transcript halt.transcript judges whole.
-    "halt.later-suspensions-dropped": ("halt.transcript",),
+    # halt.transcript judges the halted transcript whole; later calls' results kept in it are
+    # the more specific halt.later-suspensions-dropped's.
+    "halt.transcript": ("halt.later-suspensions-dropped",),
     # The placeholder is compared with the surfaced Request: the wrong one surfaced is
     # susp.first-in-order's failure.
     "susp.placeholder": ("susp.first-in-order",),
@@ -68,7 +69,12 @@ def failure_reason(record: RunRecord, facts: Facts) -> str:
     return "port-error" if refused and not facts.expected_error else "divergence"
 
 
-def evaluate(record: RunRecord, facts: Facts, rules: Iterable[str], checks: Mapping[str, Check]) -> list[Outcome]:
+def evaluate(
+    record: RunRecord, facts: Facts, rules: Iterable[str], checks: Mapping[str, Check], *, one_cause: bool = True
+) -> list[Outcome]:
+    """Every rule's outcome on the record. With ``one_cause`` (a single port's run), a failure
+    another rule's failure explains is not judged (``DEPENDS_ON``, ``CATCH_ALL``); a
+    cross-port run places every failure in a phase instead, so it keeps them all."""
     outcomes = []
     for rule in rules:
         check = checks.get(rule)
@@ -90,7 +96,7 @@ def evaluate(record: RunRecord, facts: Facts, rules: Iterable[str], checks: Mapp
             continue
         reason = "golden" if rule == "golden.observables" else failure_reason(record, facts)
         outcomes.append(Outcome(rule, FAIL, reason, tuple(found.violations), forgiven))
-    return _not_judged_on_failed_inputs(outcomes, record, facts, checks)
+    return _not_judged_on_failed_inputs(outcomes, record, facts, checks) if one_cause else outcomes
 
 
 def _not_judged_on_failed_inputs(

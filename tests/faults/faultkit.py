@@ -26,7 +26,7 @@ from harness import process_tree
 REPO = Path(__file__).resolve().parents[2]
 FAULT_SHIM = Path(__file__).with_name("fault_shim.py")
 SCENARIO = REPO / "fixtures" / "scenarios" / "loop-plain-answer.json"
-TARGET = "loop-plain-answer[openai-ask]"  # third of twelve: variants run before and after it
+TARGET = "loop-plain-answer[openai-ask-uncalled-relay]"  # fourth of twelve: variants run before and after it; no other variant compares itself with it (harness.relations)
 VARIANTS = 12
 # The inner run is the plugin itself: no xdist, no cache, and no pytest-timeout (its SIGALRM
 # would replace the outer test's own).

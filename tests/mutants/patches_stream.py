@@ -107,12 +107,24 @@ def _after_done(shim: ModuleType) -> None:
     _wrap_stream(change)
 
 
-@mutant("streamed-text-marked", "stream.same-observables", description="a streamed run's final text gets ' (streamed)' appended")
+@mutant("streamed-text-marked", "loop.final-text", description="a streamed run's final text gets ' (streamed)' appended")
 def _streamed_text(shim: ModuleType) -> None:
     async def change(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         async for event in events:
             if event.get("type") == "done" and event["result"].get("status") == "done":
                 event["result"]["text"] += " (streamed)"
+            yield event
+
+    _wrap_stream(change)
+
+
+@mutant("streamed-limit-set", "stream.same-observables",
+        description="a streamed run that ends done names a limit ('stream') its non-streamed run does not")
+def _streamed_limit(shim: ModuleType) -> None:
+    async def change(events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        async for event in events:
+            if event.get("type") == "done" and event["result"].get("status") == "done":
+                event["result"]["limit"] = "stream"
             yield event
 
     _wrap_stream(change)

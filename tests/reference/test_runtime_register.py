@@ -27,7 +27,7 @@ def test_registered_tools_follow_and_never_replace() -> None:
     assert result.output == "first alpha"
 
 
-@rule("relay.collision-guard")
+@rule("relay.collision-guard-register")
 @pytest.mark.parametrize("builtins", [False, True])
 def test_registering_a_relay_tool_named_like_a_builtin_is_refused(builtins: bool) -> None:
     kit = asyncio.run(toolkit(builtins=builtins))
