@@ -41,6 +41,7 @@ from .differential_contract import (
     answer_order,
     apply_construction,
     construction,
+    foreign_halted_history,
     foreign_history,
     hold_until,
     relay_results,
@@ -339,10 +340,32 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
         resume["history"] = history
         scenario["rules"].append(rule)
         refused = True
+    elif history_kind == "foreign":
+        placeholder = _native_placeholder(scenario, halted, first[1][0], hooks)
+        if placeholder is not None:
+            resume["history"] = foreign_halted_history(scenario["styles"][0], scenario["prompt"], turns[halted], placeholder)
+            scenario["rules"].append("loop.assistant-extra-keys")
     if refused:  # refused with no provider call: nothing left to serve
         resume["turns"], resume["expectError"] = [], "resume"
         resume.pop("restartShim", None)
         scenario["expect"] = {"status": "pending", "error": "resume"}
+
+
+def _native_placeholder(scenario: dict[str, Any], halted: int, call: dict[str, Any], hooks: dict[str, Any]) -> str | None:
+    """The placeholder a run halted on ``call`` writes, where a halted transcript
+    :func:`foreign_halted_history` writes can stand for the run's: the halted call is its
+    turn's first (no earlier result to write), a native or hook suspension (a relay Request's
+    prompt wording is unpinned, relay.prompt-text)."""
+    if scenario["turns"][halted]["toolCalls"][0]["id"] != call["id"]:
+        return None
+    for rule in hooks.get("beforeTool", []):
+        if rule["tool"] == call["name"] and "suspend" in rule:
+            return str(rule["suspend"]["prompt"])
+    tool = next(t for t in scenario["toolkit"]["tools"] if t["name"] == call["name"])
+    if tool.get("relay"):
+        return None
+    behaviour = tool["behaviour"]
+    return str((behaviour.get("suspend") or behaviour["alwaysSuspend"])["prompt"])
 
 
 @functools.cache

@@ -20,7 +20,9 @@ called: the scenario's facts (harness/facts.py) describe the toolkit's own tools
 **Resume error paths** (:func:`resume_answer_id`, :func:`resume_history`): an Answer whose
 id is wrong or stale (another Request's); a resume from a transcript that is empty, has no
 assistant turn with calls, was already answered, or completed. Each must be refused (kind
-``resume``) with no provider call, so the resumed phase serves no turns.
+``resume``) with no provider call, so the resumed phase serves no turns. And a resume from
+the halted transcript as another port or the provider hands it over, with keys the
+reference does not write (:func:`foreign_halted_history`).
 
 **Answers** (:data:`HOST_ANSWER_EXTRAS`, :func:`relay_results`): ``ok:false`` without a
 reason, relay results with ``isError`` true, and results naming one call twice.
@@ -64,7 +66,8 @@ _BUILTIN = st.sampled_from(BUILTINS_TAKEN)
 _BUILTINS_ON = st.sampled_from([False, True, None])  # None: the key absent (off)
 # The resume's Answer id and the transcript it resumes from, drawn at once.
 _RESUME_ERRORS = st.sampled_from(list(itertools.product(["$pending.id"] * 8 + ["wrong", "stale"],
-                                                        [None] * 16 + ["empty", "no-calls", "answered", "completed"])))
+                                                        [None] * 16 + ["empty", "no-calls", "answered", "completed"]
+                                                        + ["foreign"] * 6)))
 _STORED_KIND = st.sampled_from(["plain", "plain", "foreign", "halted"])
 _HOLD = st.sampled_from([False, True])
 
@@ -175,10 +178,28 @@ def resume_answer_id(kind: str, halted_tool: str, tools: list[str]) -> tuple[str
     return WRONG_ANSWER_ID, True
 
 
+def foreign_halted_history(style: str, prompt: str, turn: dict[str, Any], placeholder: str) -> list[dict[str, Any]]:
+    """The transcript a run halted on ``turn``'s first call writes (the assistant turn with
+    every call, the placeholder as that call's result), as another port or the provider may
+    hand it over: with keys the reference does not write (OpenAI ``refusal`` and
+    ``annotations`` on the assistant message, an Anthropic thinking block before the calls)."""
+    calls = turn["toolCalls"]
+    user = {"content": prompt, "role": "user"}
+    if style == "openai":
+        assistant = {"content": None, "role": "assistant", "refusal": None, "annotations": [], "tool_calls": [
+            {"function": {"arguments": c["arguments"], "name": c["name"]}, "id": c["id"], "type": "function"} for c in calls]}
+        return [user, assistant, {"content": placeholder, "role": "tool", "tool_call_id": calls[0]["id"]}]
+    blocks = [{"type": "thinking", "thinking": "Another port kept this.", "signature": "sig-foreign"},
+              *({"id": c["id"], "input": json.loads(c["arguments"]), "name": c["name"], "type": "tool_use"} for c in calls)]
+    result = {"content": placeholder, "is_error": True, "tool_use_id": calls[0]["id"], "type": "tool_result"}
+    return [user, {"content": blocks, "role": "assistant"}, {"content": [result], "role": "user"}]
+
+
 def resume_history(kind: str | None, style: str, prompt: str, turn: dict[str, Any]) -> tuple[list[Any] | None, str]:
     """For ``kind``, a transcript with no halted turn to resume from (style's wire format):
-    empty, without calls, already answered, or completed. (None, "") when the halted one is used."""
-    if kind is None:
+    empty, without calls, already answered, or completed. (None, "") when the halted one is
+    used (``foreign`` is the caller's: see :func:`foreign_halted_history`)."""
+    if kind is None or kind == "foreign":
         return None, ""
     if kind == "empty":
         return [], "resume.needs-halted-turn"
