@@ -25,8 +25,8 @@ def test_a_shared_stream_hands_out_what_find_returns(tmp_path: Path, monkeypatch
     generated_streams.share_in(tmp_path)
     wanted: list[Callable[[dict[str, Any]], bool]] = [
         lambda s: "host" in s,  # the 2nd scenario: drawn this far
-        lambda s: "host" not in s and len(s["toolkit"]["tools"]) == 2,  # the 6th: drawn again from the start, further
-        lambda s: s["entries"] == ["run"] and s["styles"] == ["anthropic"],  # the 3rd: read from what is drawn
+        lambda s: "host" not in s and s["entries"] == ["stream"] and s["styles"] == ["openai"],  # the 6th: drawn again from the start, further
+        lambda s: s["entries"] == ["ask"] and s["styles"] == ["anthropic"],  # the 3rd: read from what is drawn
     ]
     expected = [find(scenarios(Features()), w, settings=generated_streams.generate_only(1000)) for w in wanted]
     assert [generated_streams.first(Features(), w) for w in wanted] == expected, "not what find returns"
