@@ -19,7 +19,7 @@ from .cross_oracle import judge_apart, oracle_run
 from .cross_phases import HALTING, RESUMING, Attribution, attribute, halting_only
 from .cross_resume import CROSS_KEY, CrossResume, Difference
 from .errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from .evaluate import FAIL, UNEVALUATED, Outcome, evaluate, failure_reason, unevaluated
+from .evaluate import CATCH_ALL, FAIL, NOT_APPLICABLE, UNEVALUATED, Outcome, evaluate, failure_reason, unevaluated
 from .facts import Facts, facts_for
 from .items import SESSION_KEY, ConformanceFailure, Evidence, VariantItem, _rule_problem, _rules_of
 from .judge import Verdict, judge
@@ -144,6 +144,7 @@ class CrossVariantItem(VariantItem):
             o.rule: attribute(o, record, facts, conformance.checks) for o in failing if o.status in {FAIL, UNEVALUATED}
         }
         places = self._judged_apart(conformance, cross, outcomes, places, record, facts, timeout)
+        outcomes = _one_cause_per_phase(outcomes, places)
         return [_halting_reason(o, places, record, facts) for o in outcomes], places, stderr
 
     def _judged_apart(
@@ -230,3 +231,21 @@ def _expectation_options(cross: CrossResume) -> str:
     if cross.resuming_expectations.path is not None:
         parts.append(f" --resume-expectations={cross.resuming_expectations.path.absolute()}")
     return "".join(parts)
+
+
+def _one_cause_per_phase(outcomes: list[Outcome], places: dict[str, Attribution]) -> list[Outcome]:
+    """A catch-all comparison's failure is not judged when, in every phase it lies in, a more
+    specific rule failed there too (SPEC.md §6, "reported once"); a difference in a phase no
+    specific failure covers — another port's — stands."""
+    failed = {o.rule for o in outcomes if o.status == FAIL}
+    out = []
+    for outcome in outcomes:
+        yields_to = CATCH_ALL.get(outcome.rule)
+        if outcome.status == FAIL and yields_to is not None and outcome.rule in places:
+            others = sorted(r for r in failed - yields_to if r in places)
+            covered = {phase for rule in others for phase in places[rule].owners}
+            if others and set(places[outcome.rule].owners) <= covered:
+                why = f"not judged: depends on {', '.join(others)}, which failed in the same phase (reported there)"
+                outcome = Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,), depends_on=tuple(others), superseded=outcome)
+        out.append(outcome)
+    return out

@@ -262,7 +262,8 @@ def write(
                     failures[key] = (entry.reason, entry.note.split(": ", 1)[-1] if entry.rule else entry.note)
                     flaky_keys.add(key)
                     slot = position if entry.rule is not None else None
-                    groups.setdefault((key.split("::", 1)[1], entry.reason, slot), []).append(key)
+                    rule = key.split("::", 1)[1] + ("" if slot is not None else "\x00flaky")
+                    groups.setdefault((rule, entry.reason, slot), []).append(key)
     expected = []
     for (rule, reason, slot), keys in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[1][0])):
         rule = "*" if rule.startswith("*") else rule.split("\x00", 1)[0]
