@@ -56,13 +56,25 @@ def build(venv: Path, requirements: Path, interpreter: str = sys.executable) -> 
 
 
 def build_from_source(venv: Path, source: Path, interpreter: str = sys.executable) -> None:
-    """A fresh ``venv`` holding the package of the checkout ``source``."""
+    """A fresh ``venv`` holding the package of the checkout ``source``: the folder itself when
+    it is a Python project, else its ``python/`` folder (a whole toolnexus checkout)."""
     if not source.is_dir():
         raise BuildError(f"--port-src={source}: no such folder")
+    if not _is_project(source):
+        if not _is_project(source / "python"):
+            raise BuildError(
+                f"--port-src={source}: neither it nor its python/ folder is a Python project "
+                "(no pyproject.toml or setup.py): give the python port's folder or a toolnexus checkout that has it"
+            )
+        source = source / "python"
     if venv.exists():
         shutil.rmtree(venv)
     run_command([interpreter, "-m", "venv", str(venv)])
     run_command([str(venv_python(venv)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)])
+
+
+def _is_project(folder: Path) -> bool:
+    return (folder / "pyproject.toml").is_file() or (folder / "setup.py").is_file()
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -61,7 +61,8 @@ def session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         pytest.skip(f"{port} shim: toolchain {entry.toolchain!r} is not installed on this machine")
     if entry.needs_source and not CHECKOUT:
         pytest.skip(f"{port} shim: {NO_CHECKOUT}")
-    resolved = resolve_locked(tmp_path_factory, port, CHECKOUT if entry.takes_source else None)
+    # A port a registry serves (python) runs its pinned release; the checkout is for the others.
+    resolved = resolve_locked(tmp_path_factory, port, CHECKOUT if entry.needs_source else None)
     env = {**os.environ, **resolved.env} if resolved.env else None
     with ShimSession(resolved.argv, env=env, start_timeout=60) as running:
         running.ensure_alive()
