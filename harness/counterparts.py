@@ -66,7 +66,6 @@ class CounterpartRuns:
 
     baseline: ResolvedPort | None = None
     baseline_why: str = "no baseline was resolved"
-    env: Callable[[ResolvedPort], dict[str, str] | None] = lambda port: None
     start: Callable[[ResolvedPort], ShimSession] | None = None
     _kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     _baseline_shim: ShimSession | None = None

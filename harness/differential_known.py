@@ -181,7 +181,7 @@ class Judge:
     def _variant(self, variant: Variant) -> tuple[list[Finding], list[Finding]]:
         facts = facts_for(variant)
         rules = [r for r in _rules_of(variant) if r not in GOLDEN_RULES and self.levels.get(r, "normative") == "normative"]
-        owner = golden_owner(uncalled_relay=False, relay_free=variant.scenario.relay_free)
+        owner = golden_owner(uncalled_relay=False)
         try:
             want = run_variant(variant, self.expected, self.provider, timeout=TIMEOUT_S, facts=facts)
         except HarnessError as exc:

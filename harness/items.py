@@ -244,7 +244,7 @@ def restarts_shim(item: pytest.Item) -> bool:
 
 
 def _owner(variant: Variant) -> str:
-    return golden_owner(uncalled_relay=variant.uncalled_relay, relay_free=variant.scenario.relay_free)
+    return golden_owner(uncalled_relay=variant.uncalled_relay)
 
 
 def _rules_of(variant: Variant) -> list[str]:

@@ -37,15 +37,14 @@ from .relay import relay_requests
 GOLDEN_RULES = ("golden.observables", "relay.uncalled-inert")
 
 
-def golden_owner(*, uncalled_relay: bool, relay_free: bool = False) -> str:
-    """Which rule a variant's comparison proves (``relay_free`` no longer matters: a
-    relay-free variant is compared with the golden too, and absent.byte-identical is a
-    relation of its own)."""
+def golden_owner(*, uncalled_relay: bool) -> str:
+    """Which rule a variant's comparison proves (a relay-free variant is compared with the
+    golden too; absent.byte-identical is a relation of its own)."""
     return "relay.uncalled-inert" if uncalled_relay else "golden.observables"
 
 
 def _owner(facts: Facts) -> str:
-    return golden_owner(uncalled_relay=facts.uncalled_relay, relay_free=facts.relay_free)
+    return golden_owner(uncalled_relay=facts.uncalled_relay)
 
 
 @lru_cache(maxsize=1)
