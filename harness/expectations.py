@@ -265,8 +265,12 @@ def write(
                     rule = key.split("::", 1)[1] + ("" if slot is not None else "\x00flaky")
                     groups.setdefault((rule, entry.reason, slot), []).append(key)
     expected = []
-    for (rule, reason, slot), keys in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1], g[1][0])):
-        rule = "*" if rule.startswith("*") else rule.split("\x00", 1)[0]
+    def shown(rule: str) -> str:
+        return "*" if rule.startswith("*") else rule.split("\x00", 1)[0]
+
+    # Ordered by what the file shows, so a second update of the same run writes the same file.
+    for (rule, reason, slot), keys in sorted(groups.items(), key=lambda g: (shown(g[0][0]), g[0][1], sorted(g[1])[0])):
+        rule = shown(rule)
         owner_entry = owners[slot] if slot is not None else None
         variants = sorted(dict.fromkeys(k.split("::", 1)[0] for k in keys))
         first = keys[0]

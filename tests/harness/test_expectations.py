@@ -211,3 +211,14 @@ def test_a_wildcard_compiles_its_pattern_once(monkeypatch: pytest.MonkeyPatch) -
         exp.lookup(f"s[v{i}]::loop.y")
         exp.first_match(f"q[v{i}]::relay.x")
     assert len(compiled) == 2, f"{len(compiled)} compilations for 2 wildcards"
+
+
+def test_a_second_update_from_the_same_run_writes_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "java.toml"
+    failures = {f"r{i}[openai-run]::relay.rule-{j}": ("capability", f"the port does not declare the capabilities {caps}")
+                for i, caps in enumerate(["['relay']", "['relay', 'resume']", "['resume']"]) for j in range(2)}
+    failures["s[openai-run]::halt.transcript"] = ("divergence", "kept later results")
+    write(path, "java", failures, load(None), "pytest --port=java")
+    first = path.read_text(encoding="utf-8")
+    write(path, "java", failures, load(path), "pytest --port=java")
+    assert path.read_text(encoding="utf-8") == first
