@@ -3,7 +3,7 @@
     python benchmarks/differential_throughput.py [--examples 200] [--workers N] [--pairs P] [--port reference-norelay] [--against reference]
 
 A script, not a test: it prints figures. Each line is one whole search as
-``python -m harness.differential`` runs it (shim start-up included): wall time, scenarios/s,
+``python -m toolnexus_conformance.differential`` runs it (shim start-up included): wall time, scenarios/s,
 the CPU time every process spent (this one, the workers and every shim, their start-up included;
 with one worker, split into the worker's own and the shims'), and what that CPU
 cost per scenario allows on this machine's cores when nothing else runs — the figure to
@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.differential_pool import DEFAULT_PAIRS, SearchResult, default_workers, search  # noqa: E402
-from harness.ports import resolve  # noqa: E402
+from toolnexus_conformance.differential.pool import DEFAULT_PAIRS, SearchResult, default_workers, search  # noqa: E402
+from toolnexus_conformance.shim.ports import resolve  # noqa: E402
 
 
 def _cpu_seconds() -> tuple[float, float]:

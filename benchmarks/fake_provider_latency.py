@@ -18,7 +18,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.fake_provider import FakeProvider  # noqa: E402
+from toolnexus_conformance.fake_provider import FakeProvider  # noqa: E402
 
 _TURN = {
     "text": "checking",

@@ -3,7 +3,7 @@
     python benchmarks/generator_mix.py [--examples 1000]
 
 A script, not a test: it prints figures. For hypothesis's default backend and for the
-generate-only backend the search uses (harness/differential_backend.py), it draws
+generate-only backend the search uses (toolnexus_conformance/differential/backend.py), it draws
 ``--examples`` derandomized examples of the search's strategy (the shared features of the
 reference pair) without running them, and prints how many distinct scenarios they were, the
 CPU each distinct one cost to draw, and how often a scenario carries each feature that
@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import Phase, find, settings  # noqa: E402
 from hypothesis.errors import NoSuchExample  # noqa: E402
 
-from harness.differential import Features, canonical, scenarios, search_settings  # noqa: E402
-from harness.differential_backend import BACKEND  # noqa: E402
+from toolnexus_conformance.differential.backend import BACKEND  # noqa: E402
+from toolnexus_conformance.differential.search import Features, canonical, scenarios, search_settings  # noqa: E402
 
 Scenario = dict[str, Any]
 # what the reference pair (reference-norelay against reference) shares

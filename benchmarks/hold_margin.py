@@ -1,7 +1,7 @@
 """How long a correct port keeps the host's ``holdUntil`` waiting: for every held phase of
 the scenarios that hold waitFor callbacks, the time from the first parked callback to the
 arrival that released the hold (``HoldRelease.waited_s``), against the hold timeout a
-never-reached hold waits (a share of the per-call timeout, ``harness.host``).
+never-reached hold waits (a share of the per-call timeout, ``toolnexus_conformance.run.host``).
 
     python benchmarks/hold_margin.py [--port reference] [--rounds 3]
     python benchmarks/hold_margin.py --port=golang --port-src=../toolnexus
@@ -22,14 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.errors import ShimCallError  # noqa: E402
-from harness.fake_provider import FakeProvider  # noqa: E402
-from harness.host import hold_timeout_for  # noqa: E402
-from harness.paths import scenarios_dir  # noqa: E402
-from harness.ports import resolve  # noqa: E402
-from harness.runner import run_variant  # noqa: E402
-from harness.scenario import load_scenario, scenario_files  # noqa: E402
-from harness.shim_session import ShimSession  # noqa: E402
+from toolnexus_conformance.fake_provider import FakeProvider  # noqa: E402
+from toolnexus_conformance.helpers.errors import ShimCallError  # noqa: E402
+from toolnexus_conformance.helpers.paths import scenarios_dir  # noqa: E402
+from toolnexus_conformance.run.host import hold_timeout_for  # noqa: E402
+from toolnexus_conformance.run.runner import run_variant  # noqa: E402
+from toolnexus_conformance.scenario.model import load_scenario, scenario_files  # noqa: E402
+from toolnexus_conformance.shim.ports import resolve  # noqa: E402
+from toolnexus_conformance.shim.session import ShimSession  # noqa: E402
 
 
 def held_scenarios() -> list[Path]:

@@ -21,13 +21,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.errors import HostRequestError, ShimCallError  # noqa: E402
-from harness.fake_provider import FakeProvider  # noqa: E402
-from harness.paths import scenarios_dir  # noqa: E402
-from harness.ports import resolve  # noqa: E402
-from harness.runner import run_variant  # noqa: E402
-from harness.scenario import Variant, load_scenario, scenario_files  # noqa: E402
-from harness.shim_session import ShimSession  # noqa: E402
+from toolnexus_conformance.fake_provider import FakeProvider  # noqa: E402
+from toolnexus_conformance.helpers.errors import HostRequestError, ShimCallError  # noqa: E402
+from toolnexus_conformance.helpers.paths import scenarios_dir  # noqa: E402
+from toolnexus_conformance.run.runner import run_variant  # noqa: E402
+from toolnexus_conformance.scenario.model import Variant, load_scenario, scenario_files  # noqa: E402
+from toolnexus_conformance.shim.ports import resolve  # noqa: E402
+from toolnexus_conformance.shim.session import ShimSession  # noqa: E402
 
 
 def _load_reference_shim() -> Any:

@@ -34,10 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_provider_latency  # noqa: E402
 import scenario_throughput  # noqa: E402
 
-from harness.fake_provider import FakeProvider  # noqa: E402
-from harness.paths import golden_dir, scenarios_dir  # noqa: E402
-from harness.ports import resolve  # noqa: E402
-from harness.shim_session import ShimSession  # noqa: E402
+from toolnexus_conformance.fake_provider import FakeProvider  # noqa: E402
+from toolnexus_conformance.helpers.paths import golden_dir, scenarios_dir  # noqa: E402
+from toolnexus_conformance.shim.ports import resolve  # noqa: E402
+from toolnexus_conformance.shim.session import ShimSession  # noqa: E402
 
 SUITE = [sys.executable, "-m", "pytest", "--port=reference", "-q", "-p", "no:cacheprovider"]
 

@@ -22,16 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.evaluate import evaluate  # noqa: E402
-from harness.facts import facts_for  # noqa: E402
-from harness.fake_provider import FakeProvider  # noqa: E402
-from harness.items import _rules_of  # noqa: E402
-from harness.paths import scenarios_dir  # noqa: E402
-from harness.ports import resolve  # noqa: E402
-from harness.rules import load_all  # noqa: E402
-from harness.runner import RunRecord, run_variant  # noqa: E402
-from harness.scenario import Variant, load_scenario, scenario_files  # noqa: E402
-from harness.shim_session import ShimSession  # noqa: E402
+from toolnexus_conformance.fake_provider import FakeProvider  # noqa: E402
+from toolnexus_conformance.helpers.paths import scenarios_dir  # noqa: E402
+from toolnexus_conformance.plugin.items import _rules_of  # noqa: E402
+from toolnexus_conformance.run.facts import facts_for  # noqa: E402
+from toolnexus_conformance.run.runner import RunRecord, run_variant  # noqa: E402
+from toolnexus_conformance.scenario.model import Variant, load_scenario, scenario_files  # noqa: E402
+from toolnexus_conformance.shim.ports import resolve  # noqa: E402
+from toolnexus_conformance.shim.session import ShimSession  # noqa: E402
+from toolnexus_conformance.verdict.evaluate import evaluate  # noqa: E402
+from toolnexus_conformance.verdict.rules import load_all  # noqa: E402
 
 
 def variants(only: str | None) -> list[Variant]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CI gate's entry point (ci-gate/action.yml runs it; so can any CI or a maintainer's shell):
-# install the conformance harness into a private venv, then run `python -m harness.ci_gate`
+# install the conformance harness into a private venv, then run `python -m toolnexus_conformance.ci_gate`
 # with every argument given here, from the repository under test (the current folder).
 #
 #   TOOLNEXUS_HARNESS=<wheel path | URL | pip requirement> ci-gate/run_gate.sh \
@@ -54,4 +54,4 @@ else
   echo "run_gate.sh: the harness in $venv is already $TOOLNEXUS_HARNESS (sha256 ${digest:0:12})" >&2
 fi
 export TOOLNEXUS_HARNESS
-exec "$venv/bin/python" -m harness.ci_gate "$@"
+exec "$venv/bin/python" -m toolnexus_conformance.ci_gate "$@"

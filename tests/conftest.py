@@ -19,9 +19,9 @@ import worker_count
 from build_once import run_folder
 from run_order import MARKERS, ordered
 
-from harness.fake_provider import FakeProvider
-from harness.ports import resolve
-from harness.shim_session import ShimSession
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.shim.ports import resolve
+from toolnexus_conformance.shim.session import ShimSession
 
 # This process and xdist's workers keep compiled bytecode as the processes the tests start do
 # (``_inner_runs_cache_bytecode`` below): with PYTHONDONTWRITEBYTECODE set, each of them

@@ -32,8 +32,8 @@ from typing import Any
 from hypothesis import Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from harness.differential import Features, scenarios, search_settings
-from harness.json_copy import copy_json
+from toolnexus_conformance.differential.search import Features, scenarios, search_settings
+from toolnexus_conformance.helpers.json_copy import copy_json
 
 Scenario = dict[str, Any]
 

@@ -5,7 +5,7 @@ installs the harness as a port's repository would: the CI gate end to end
 It is built from a clean copy of the sources the wheel is made of, so a stale ``build/``
 folder, an egg-info or compiled files in the checkout never leak into it. pip builds it in an
 isolated environment it first installs the build backend into (seconds of CPU), so the wheel is
-kept in the harness's build cache (``harness.ports.cache_dir()``, as for ports' builds) under
+kept in the harness's build cache (``toolnexus_conformance.shim.ports.cache_dir()``, as for ports' builds) under
 the digest of that clean copy — every file's path and bytes, and the Python version: a run
 whose sources are byte for byte those of an earlier run installs the wheel pip built from
 them then; any change to a source file builds a new one.
@@ -25,7 +25,7 @@ import pytest
 from build_once import build_once
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "README.md", "harness", "reference_py", "schemas", "fixtures", "shims")
+SOURCES = ("pyproject.toml", "README.md", "toolnexus_conformance", "reference_py", "schemas", "fixtures", "shims")
 NOT_SOURCE = shutil.ignore_patterns("__pycache__", "target", "*.egg-info", "build", "dist", ".pytest_cache", ".hypothesis")
 BUILD_TIMEOUT_S = 600
 
@@ -39,7 +39,7 @@ class WheelBuild:
 
 
 def wheel_cache() -> Path:
-    """Where built wheels are kept: the harness's build cache (``harness.ports.cache_dir``)
+    """Where built wheels are kept: the harness's build cache (``toolnexus_conformance.shim.ports.cache_dir``)
     of this checkout, whatever folder the asking test runs in."""
     cache = os.environ.get("TOOLNEXUS_CONFORMANCE_CACHE")
     return (Path(cache).resolve() if cache else REPO / ".cache" / "conformance") / "harness-wheel"

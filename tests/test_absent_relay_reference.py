@@ -2,7 +2,7 @@
 normalized observables on the reference with relay support switched on and off.
 
 Both ports of the registry (``reference`` and ``reference-norelay``) run each base variant
-in-process here, through the harness's own runner (``harness.runner.run_variant``) with one
+in-process here, through the harness's own runner (``toolnexus_conformance.run.runner.run_variant``) with one
 fake provider, so the comparison sees exactly what a golden would. A relay-off mutant of
 the reference that changes one observable proves the comparison can fail.
 """
@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from harness.compare import compare_variant
-from harness.fake_provider import FakeProvider
-from harness.normalize import normalize
-from harness.observables import observables
-from harness.paths import scenarios_dir
-from harness.runner import run_variant
-from harness.scenario import Variant, load_scenario, scenario_files
-from harness.shim_session import ShimSession
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.golden.compare import compare_variant
+from toolnexus_conformance.golden.normalize import normalize
+from toolnexus_conformance.helpers.paths import scenarios_dir
+from toolnexus_conformance.run.observables import observables
+from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.scenario.model import Variant, load_scenario, scenario_files
+from toolnexus_conformance.shim.session import ShimSession
 
 TIMEOUT_S = 10.0
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"

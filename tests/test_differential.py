@@ -1,4 +1,4 @@
-"""The differential mode (harness/differential.py): the absent-relay rule as a property over
+"""The differential mode (toolnexus_conformance/differential/search.py): the absent-relay rule as a property over
 generated relay-free scenarios, and proof that a real difference is found and shrunk.
 
 Shims and the fake provider start once per module; every generated scenario reuses them.
@@ -18,7 +18,8 @@ import generated_streams
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from harness.differential import (
+from toolnexus_conformance.differential.backend import BACKEND
+from toolnexus_conformance.differential.search import (
     Features,
     as_scenario,
     canonical,
@@ -28,13 +29,12 @@ from harness.differential import (
     scenarios,
     search_settings,
 )
-from harness.differential_backend import BACKEND
-from harness.differential_wire import UNDECLARED_NAME
-from harness.fake_provider import FakeProvider, Session
-from harness.ports import resolve
-from harness.runner import run_variant
-from harness.scenario import load_scenario
-from harness.shim_session import ShimSession
+from toolnexus_conformance.differential.wire import UNDECLARED_NAME
+from toolnexus_conformance.fake_provider import FakeProvider, Session
+from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.scenario.model import load_scenario
+from toolnexus_conformance.shim.ports import resolve
+from toolnexus_conformance.shim.session import ShimSession
 
 # Streams drawn by one xdist worker are read by the others (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("shared_generated_streams")
@@ -163,7 +163,7 @@ def test_a_real_difference_is_found_and_shrunk_to_a_small_scenario(
     assert any("tool_calls[0].function.arguments" in line for line in failures), failures
 
 
-# --- provider-side variations (harness/differential_wire.py) ---------------------------------
+# --- provider-side variations (toolnexus_conformance/differential/wire.py) ---------------------------------
 
 
 def _served(scenario: dict[str, Any], shim: ShimSession, provider: FakeProvider,
@@ -289,7 +289,7 @@ def test_generated_undeclared_calls_get_unknown_tool(
 
 def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call() -> None:
     """Another call of the turn a raise aborts (its afterTool hook, its reply) would race the abort."""
-    from harness.differential import _first_suspending
+    from toolnexus_conformance.differential.search import _first_suspending
 
     # The first 400 scenarios of the stream the searches above draw (a 1000-example search's;
     # 17 raising waitFors in them), shared with test_differential_known's store test.
@@ -304,7 +304,7 @@ def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call
 
 
 def test_the_search_stream_repeats_no_scenario() -> None:
-    """The generate-only backend (differential_backend.py) draws each example afresh: no
+    """The generate-only backend (differential/backend.py) draws each example afresh: no
     budget is spent on a scenario tried before. Hypothesis's default backend repeats ~6% (its
     mutations re-create scenarios; benchmarks/generator_mix.py)."""
     assert search_settings(10).backend == BACKEND != "hypothesis"

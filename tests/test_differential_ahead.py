@@ -1,4 +1,4 @@
-"""Running the differential ahead of hypothesis (harness/differential_ahead.py): the scenario it
+"""Running the differential ahead of hypothesis (toolnexus_conformance/differential/ahead.py): the scenario it
 reports is the one-at-a-time search's whatever the number of shim pairs, a shim that breaks
 before the first difference is an error, not a find, and the shortcut for identical raw
 observables never hides a difference.
@@ -22,13 +22,20 @@ import generated_streams
 import pytest
 from hypothesis import find
 
-from harness import differential
-from harness.differential import Features, as_scenario, differ, scenarios, search_settings, variant_failures
-from harness.differential_ahead import AheadSearch, PairRunner, Shims, Stopped
-from harness.errors import ShimCrashed
-from harness.fake_provider import FakeProvider
-from harness.ports import resolve
-from harness.shim_session import ShimSession
+from toolnexus_conformance.differential import search as differential
+from toolnexus_conformance.differential.ahead import AheadSearch, PairRunner, Shims, Stopped
+from toolnexus_conformance.differential.search import (
+    Features,
+    as_scenario,
+    differ,
+    scenarios,
+    search_settings,
+    variant_failures,
+)
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.helpers.errors import ShimCrashed
+from toolnexus_conformance.shim.ports import resolve
+from toolnexus_conformance.shim.session import ShimSession
 
 # Streams drawn by one xdist worker are read by the others (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("shared_generated_streams")
@@ -36,7 +43,7 @@ MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 EXAMPLES = 40
 # The stream searched by the first test: its first difference comes after runs a pair could
 # have in flight (the fifth scenario; seed 8's comes second since the generator draws the
-# contract's error paths and guards, differential_contract.py).
+# contract's error paths and guards, differential/contract.py).
 SEED = 7
 
 

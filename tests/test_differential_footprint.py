@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from harness.differential_ahead import PairRunner, Shims
-from harness.differential_forked import session_for
-from harness.errors import ShimCrashed
-from harness.fake_provider import FakeProvider
-from harness.ports import resolve
-from harness.runner import run_variant
-from harness.scenario import load_scenario
-from harness.shim_process import ShimProcess
-from harness.shim_session import ShimSession
+from toolnexus_conformance.differential.ahead import PairRunner, Shims
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.helpers.errors import ShimCrashed
+from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.scenario.model import load_scenario
+from toolnexus_conformance.shim.forked import session_for
+from toolnexus_conformance.shim.ports import resolve
+from toolnexus_conformance.shim.process import ShimProcess
+from toolnexus_conformance.shim.session import ShimSession
 
 SCENARIO = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "loop-tool-loop.json"
 
@@ -75,7 +75,7 @@ class _Counting:
 
 
 def test_a_search_asks_no_port_for_its_declarations(reference_shim: ShimSession, norelay_shim: ShimSession) -> None:
-    # The search compares observables, and the declarations are none (observables.py): a
+    # The search compares observables, and the declarations are none (run/observables.py): a
     # toolkit.describe per run was two round trips a scenario for nothing. Only a scenario
     # that draws its toolkit's construction asks (test_declarations_are_asked_for_...).
     expected, under_test = _Counting(reference_shim), _Counting(norelay_shim)

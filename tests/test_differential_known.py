@@ -1,5 +1,5 @@
-"""The differential that knows the known (harness/differential_known.py, differential_finds.py)
-and the generator's host-side draws (harness/differential_draws.py, differential_wire.py's
+"""The differential that knows the known (toolnexus_conformance/differential/known.py, differential/finds.py)
+and the generator's host-side draws (toolnexus_conformance/differential/draws.py, differential/wire.py's
 extra block).
 
 The broken port is a mutant of the reference whose RunResult carries an extra snake_case key
@@ -23,16 +23,17 @@ import generated_streams
 import pytest
 from hypothesis import Phase, find, settings
 
-from harness.differential import Features, as_scenario, main, scenarios
-from harness.differential_draws import DELAY_MS
-from harness.differential_finds import GOLDEN_ENV
-from harness.differential_known import Finding, Judge, Judged, Known, NewDifference, SearchReport
-from harness.expectations import Entry, Expectations
-from harness.fake_provider import FakeProvider
-from harness.ports import resolve
-from harness.runner import run_variant
-from harness.scenario import load_scenario
-from harness.shim_session import ShimSession
+from toolnexus_conformance.differential.cli import main
+from toolnexus_conformance.differential.draws import DELAY_MS
+from toolnexus_conformance.differential.finds import GOLDEN_ENV
+from toolnexus_conformance.differential.known import Finding, Judge, Judged, Known, NewDifference, SearchReport
+from toolnexus_conformance.differential.search import Features, as_scenario, scenarios
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.scenario.model import load_scenario
+from toolnexus_conformance.shim.ports import resolve
+from toolnexus_conformance.shim.session import ShimSession
+from toolnexus_conformance.verdict.expectations import Entry, Expectations
 
 REPO = Path(__file__).resolve().parents[1]
 # Streams drawn by one xdist worker are read by the others (tests/conftest.py).
@@ -249,7 +250,7 @@ def test_a_rule_failing_on_the_expected_port_too_is_not_the_ports_difference(
 ) -> None:
     """A check that fails every run (a check misjudging a generated shape) must not be blamed
     on the port: it lands in ``against``; the port's own difference stays in ``port``."""
-    from harness.rules import Check, load_all
+    from toolnexus_conformance.verdict.rules import Check, load_all
 
     checks = dict(load_all())
     checks["loop.final-text"] = Check("loop.final-text", lambda record, facts: iter(["always wrong"]))

@@ -1,4 +1,4 @@
-"""The parallel differential search (harness/differential_pool.py): the example budget is
+"""The parallel differential search (toolnexus_conformance/differential/pool.py): the example budget is
 split without empty shares, the reported difference is the lowest-numbered worker's whatever
 the order workers finish in, a worker stops once a lower one found a difference, and a
 worker that cannot search (a shim that does not start, a worker process that dies) ends the
@@ -19,11 +19,11 @@ import proc_tree
 import pytest
 from quick_figures import QUICK_RUN_TIMEOUT_S, QuickRun
 
-from harness import differential_pool as pool
-from harness.differential import main
-from harness.differential_pool import LowestFinder, WorkerJob, WorkerOutcome, run_worker, search, shares
-from harness.errors import HarnessError
-from harness.ports import ResolvedPort, resolve
+from toolnexus_conformance.differential import pool
+from toolnexus_conformance.differential.cli import main
+from toolnexus_conformance.differential.pool import LowestFinder, WorkerJob, WorkerOutcome, run_worker, search, shares
+from toolnexus_conformance.helpers.errors import HarnessError
+from toolnexus_conformance.shim.ports import ResolvedPort, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANT_SHIM = ROOT / "tests" / "mutants" / "mutant_shim.py"
@@ -142,7 +142,7 @@ def _wait_until_searching(run: subprocess.Popen[str], workers: int) -> None:
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_stops_every_worker_and_never_claims_agreement(workers: str) -> None:
-    command = [sys.executable, "-m", "harness.differential", "--port=reference-norelay", "--against=reference",
+    command = [sys.executable, "-m", "toolnexus_conformance.differential", "--port=reference-norelay", "--against=reference",
                "--examples", "5000", "--workers", workers]
     # Its own process group, as a terminal's Ctrl-C reaches the parent and its workers alike.
     run = subprocess.Popen(command, cwd=ROOT, start_new_session=True, text=True,

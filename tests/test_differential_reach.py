@@ -1,5 +1,5 @@
-"""What a default differential search reaches (harness/differential_rules.py,
-harness/differential_contract.py): every normative rule is exercised by the default
+"""What a default differential search reaches (toolnexus_conformance/differential/rules.py,
+toolnexus_conformance/differential/contract.py): every normative rule is exercised by the default
 generator or listed, with the reason, as unreachable by generation; and a deliberately
 broken reference of each contract family the generator once never drew (a mismatched
 Answer id accepted, a relay tool named like a builtin accepted, concurrent waitFor
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.declarations import BUILTIN_NAMES
-from harness.differential import main
-from harness.differential_pool import search
-from harness.differential_rules import Reach, ScenarioVerdict, normative_rules, unreachable
-from harness.ports import resolve
-from harness.scenario import load_scenario
+from toolnexus_conformance.differential.cli import main
+from toolnexus_conformance.differential.pool import search
+from toolnexus_conformance.differential.rules import Reach, ScenarioVerdict, normative_rules, unreachable
+from toolnexus_conformance.scenario.declarations import BUILTIN_NAMES
+from toolnexus_conformance.scenario.model import load_scenario
+from toolnexus_conformance.shim.ports import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANT_SHIM = ROOT / "tests" / "mutants" / "mutant_shim.py"
@@ -37,7 +37,7 @@ def _mutant(name: str) -> str:
 
 def test_the_unreachable_list_names_normative_rules_each_with_a_reason() -> None:
     listed = unreachable()
-    assert listed, "the list is read from harness/differential_unreachable.json"
+    assert listed, "the list is read from toolnexus_conformance/differential/unreachable.json"
     for rule, reason in listed.items():
         assert rule in normative_rules(), f"{rule} is listed unreachable but is no normative rule of fixtures/rules.json"
         assert len(reason) > 20, f"{rule} is listed unreachable without a reason"
@@ -50,7 +50,7 @@ def test_every_normative_rule_is_reached_by_a_default_search_or_listed_unreachab
     listed = unreachable()
     missing = [rule for rule in result.reach.missing() if rule not in listed]
     assert not missing, (f"normative rules no generated scenario exercised in {REACH_EXAMPLES}: {missing}; "
-                         "draw them, or list each with the reason in harness/differential_unreachable.json")
+                         "draw them, or list each with the reason in toolnexus_conformance/differential/unreachable.json")
     reached_anyway = [rule for rule in listed if result.reach.ran[rule]]
     assert not reached_anyway, f"listed unreachable but reached: {reached_anyway}; take them off the list"
 

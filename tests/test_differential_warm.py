@@ -1,5 +1,5 @@
-"""Warm starts of the reference shims in a differential search (harness/differential_warm.py,
-differential_zygote.py on fork_server.py and fork_client.py): only the reference shim is forked
+"""Warm starts of the reference shims in a differential search (toolnexus_conformance/shim/warm_ports.py,
+shim/zygote.py on fork_server.py and fork_client.py): only the reference shim is forked
 from a zygote; a forked shim answers as a cold one does, each start (a restart too) is a
 fresh process, a shim whose client is killed goes with it, a crashing shim is seen as a
 crash, the zygote leaves no process behind, and a zygote that cannot start leaves the port
@@ -18,12 +18,12 @@ from pathlib import Path
 import proc_tree
 import pytest
 
-from harness.differential_forked import ForkedChild, ForkedShimSession, session_for
-from harness.differential_warm import reference_shim, warm_port, warm_ports
-from harness.errors import ShimError
-from harness.fork_server import CLIENT, client_command, client_target
-from harness.ports import ResolvedPort, resolve
-from harness.shim_session import ShimSession
+from toolnexus_conformance.helpers.errors import ShimError
+from toolnexus_conformance.shim.fork_server import CLIENT, client_command, client_target
+from toolnexus_conformance.shim.forked import ForkedChild, ForkedShimSession, session_for
+from toolnexus_conformance.shim.ports import ResolvedPort, resolve
+from toolnexus_conformance.shim.session import ShimSession
+from toolnexus_conformance.shim.warm_ports import reference_shim, warm_port, warm_ports
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_SHIM = str(ROOT / "shims" / "reference" / "shim.py")
@@ -166,7 +166,7 @@ def test_a_zygote_that_cannot_start_leaves_the_port_cold(tmp_path: Path) -> None
         assert warm_port(port, stack) is port
 
 
-# The differential's own sessions (harness/differential_forked.py): the worker hands its
+# The differential's own sessions (toolnexus_conformance/shim/forked.py): the worker hands its
 # pipes to the zygote itself, with no client process in between.
 
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import find
 from hypothesis.errors import NoSuchExample
 
-from harness.differential import Features, scenarios
+from toolnexus_conformance.differential.search import Features, scenarios
 
 
 def test_a_shared_stream_hands_out_what_find_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,17 +18,17 @@ def _tree(root: Path, files: dict[str, bytes]) -> Path:
 
 
 def test_the_digest_follows_every_byte_and_name_of_the_sources(tmp_path: Path) -> None:
-    base = {"harness/plugin.py": b"x = 1\n", "fixtures/rules.json": b"{}"}
+    base = {"toolnexus_conformance/plugin/hooks.py": b"x = 1\n", "fixtures/rules.json": b"{}"}
     first = harness_wheel.source_digest(_tree(tmp_path / "a", base))
     assert harness_wheel.source_digest(_tree(tmp_path / "b", base)) == first
-    assert harness_wheel.source_digest(_tree(tmp_path / "c", {**base, "harness/plugin.py": b"x = 2\n"})) != first
+    assert harness_wheel.source_digest(_tree(tmp_path / "c", {**base, "toolnexus_conformance/plugin/hooks.py": b"x = 2\n"})) != first
     assert harness_wheel.source_digest(_tree(tmp_path / "d", {**base, "fixtures/new.json": b""})) != first
-    renamed = {"harness/plugin2.py": b"x = 1\n", "fixtures/rules.json": b"{}"}
+    renamed = {"toolnexus_conformance/plugin/plugin2.py": b"x = 1\n", "fixtures/rules.json": b"{}"}
     assert harness_wheel.source_digest(_tree(tmp_path / "e", renamed)) != first
 
 
 def test_the_digest_follows_the_python_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    source = _tree(tmp_path, {"harness/plugin.py": b"x = 1\n"})
+    source = _tree(tmp_path, {"toolnexus_conformance/plugin/hooks.py": b"x = 1\n"})
     first = harness_wheel.source_digest(source)
     monkeypatch.setattr(harness_wheel.sys, "version", "3.99.0 (another build)")
     assert harness_wheel.source_digest(source) != first

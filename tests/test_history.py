@@ -1,4 +1,4 @@
-"""Release history (harness/history.py, harness/history_table.py): the table builder as a
+"""Release history (toolnexus_conformance/reports/history.py, toolnexus_conformance/reports/history_table.py): the table builder as a
 pure function, release selection, and one real release of the python port from the index."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import HistoryError, scrub, select
-from harness.history_table import ReleaseResult, changes, render, rule_states, spans
-from harness.parity_summary import FailingRule, PortSummary
-from harness.ports import cache_dir
+from toolnexus_conformance.reports.history import HistoryError, scrub, select
+from toolnexus_conformance.reports.history_table import ReleaseResult, changes, render, rule_states, spans
+from toolnexus_conformance.reports.parity_summary import FailingRule, PortSummary
+from toolnexus_conformance.shim.ports import cache_dir
 
 RULES = [
     {"id": "loop.final-text", "level": "normative"},
@@ -66,7 +66,7 @@ def test_changes_skip_releases_that_did_not_run() -> None:
 
 
 def test_table_says_why_a_release_did_not_run_and_where_each_rule_changed() -> None:
-    table = render("python", HISTORY, RULES, command="python -m harness.history --port=python --releases=0.1.1..0.12.0")
+    table = render("python", HISTORY, RULES, command="python -m toolnexus_conformance.reports.history --port=python --releases=0.1.1..0.12.0")
     lines = table.splitlines()
     assert "| 0.1.1 | **cannot run**: the shim cannot start with it: ImportError: cannot import name 'x' | — | — | — |" in lines
     assert "| 0.10.0 | **cannot build**: No matching distribution found for toolnexus==0.10.0 | — | — | — |" in lines
@@ -107,7 +107,7 @@ def test_one_real_python_release(tmp_path: Path) -> None:
     cache = cache_dir()
     env = {**os.environ, "TOOLNEXUS_CONFORMANCE_CACHE": str(cache)}
     done = subprocess.run(
-        [sys.executable, "-m", "harness.history", "--port=python", "--releases=0.21.0", "-o", str(tmp_path / "h.md"),
+        [sys.executable, "-m", "toolnexus_conformance.reports.history", "--port=python", "--releases=0.21.0", "-o", str(tmp_path / "h.md"),
          "--", "-k", "loop-plain-answer"],
         check=False, capture_output=True, text=True, timeout=850, env=env,
     )  # fmt: skip
@@ -121,7 +121,7 @@ def test_one_real_python_release(tmp_path: Path) -> None:
 
 
 def test_a_release_whose_shim_never_works_names_the_first_failure_not_the_restart_budget() -> None:
-    from harness.history import transport_reason
+    from toolnexus_conformance.reports.history import transport_reason
 
     report = {"failures": {
         "a[openai-run]::*": {"reason": "capability", "observed": "the port does not declare the capabilities ['relay']"},

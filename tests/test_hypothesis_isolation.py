@@ -17,8 +17,8 @@ from hypothesis import Phase, find, settings
 from hypothesis.errors import NoSuchExample
 from hypothesis.internal.conjecture import providers
 
-from harness import hypothesis_isolation
-from harness.differential import Features, scenarios
+from toolnexus_conformance.differential import hypothesis_isolation
+from toolnexus_conformance.differential.search import Features, scenarios
 
 
 def _first_twenty() -> list[str]:
@@ -58,7 +58,7 @@ def test_a_draw_puts_hypothesis_s_hooks_back_as_they_were() -> None:
     assert providers._get_local_constants() is hooks[0]()
 
 
-# The generator's strategy factories are cached (harness/differential.py): a cached strategy
+# The generator's strategy factories are cached (toolnexus_conformance/differential/search.py): a cached strategy
 # must draw what a fresh one draws, whatever was drawn, imported or edited before.
 # A fresh interpreter computes the same digest with the very function below.
 STREAM_SCRIPT = "import sys; sys.path.insert(0, 'tests'); from test_hypothesis_isolation import _stream_digest; print(_stream_digest())"

@@ -1,4 +1,4 @@
-"""The HTML parity report (harness/parity_html.py): what its data says (root causes, the
+"""The HTML parity report (toolnexus_conformance/reports/parity_html.py): what its data says (root causes, the
 movement between two reports, commands), how its CLI refuses bad input, and, in a real
 headless Chromium, that the page loads without errors, its filters hide what they should
 and a failing cell opens its variants' diffs. The browser test is skipped, saying so, when
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from browser_cdp import Browser, chromium, file_url
 
-from harness import parity_html
+from toolnexus_conformance.reports import parity_html
 
 REPO = Path(__file__).resolve().parents[1]
 RULES = json.loads((REPO / "fixtures" / "rules.json").read_text(encoding="utf-8"))["rules"]
@@ -87,7 +87,7 @@ def test_the_cli_refuses_a_non_html_output_and_unreadable_reports(tmp_path: Path
     cases = [([str(report), "-o", str(tmp_path / "out.md")], "name a .html file"),
              ([str(tmp_path / "missing.json"), "-o", str(tmp_path / "out.html")], "cannot read a report")]  # fmt: skip
     for argv, said in cases:
-        done = subprocess.run([sys.executable, "-m", "harness.parity_html", *argv], capture_output=True, text=True, cwd=REPO, timeout=60)
+        done = subprocess.run([sys.executable, "-m", "toolnexus_conformance.reports.parity_html", *argv], capture_output=True, text=True, cwd=REPO, timeout=60)
         assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
@@ -107,7 +107,7 @@ def test_the_page_in_headless_chromium_filters_and_opens_a_failing_cells_diff(tm
     passing, failing, older = reports()
     out = tmp_path / "parity.html"
     done = subprocess.run(
-        [sys.executable, "-m", "harness.parity_html", str(_write(tmp_path, "reference.json", passing)),
+        [sys.executable, "-m", "toolnexus_conformance.reports.parity_html", str(_write(tmp_path, "reference.json", passing)),
          str(_write(tmp_path, "golang.json", failing)), "--against", str(_write(tmp_path, "old-golang.json", older)), "-o", str(out)],
         capture_output=True, text=True, cwd=REPO, timeout=60,
     )  # fmt: skip

@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.parity import render
-from harness.parity_summary import render_summary, reproduce_command, summarize
-from harness.paths import fixtures_dir
-from harness.scenario import Scenario
+from toolnexus_conformance.helpers.paths import fixtures_dir
+from toolnexus_conformance.reports.parity import render
+from toolnexus_conformance.reports.parity_summary import render_summary, reproduce_command, summarize
+from toolnexus_conformance.scenario.model import Scenario
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-REGEN = "python -m harness.parity docs/parity/*.json -o docs/parity.md"
+REGEN = "python -m toolnexus_conformance.reports.parity docs/parity/*.json -o docs/parity.md"
 
 
 def _reports() -> list[dict]:
@@ -34,7 +34,7 @@ def test_reports_cover_the_five_driven_ports_and_known_rules() -> None:
         assert not unknown, f"{report['port']}: report names unknown rules {sorted(unknown)}; regenerate it"
 
 
-# --- the one-minute summary that opens docs/parity.md (harness/parity_summary.py) ---
+# --- the one-minute summary that opens docs/parity.md (toolnexus_conformance/reports/parity_summary.py) ---
 
 
 RULES = [

@@ -56,9 +56,9 @@ def test_the_main_job_runs_as_printed() -> None:
 
 
 def test_the_html_report_command_writes_its_page(tmp_path: Path) -> None:
-    command = next(b for b in _blocks(_section("Use it in a port's repository")) if "harness.parity_html" in b)
+    command = next(b for b in _blocks(_section("Use it in a port's repository")) if "toolnexus_conformance.reports.parity_html" in b)
     argv = shlex.split(command)
     expanded = [p for arg in argv[3:] for p in (sorted(glob.glob(str(REPO / arg))) if "*" in arg else [arg])]
-    done = subprocess.run([sys.executable, "-m", "harness.parity_html", *expanded], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "toolnexus_conformance.reports.parity_html", *expanded], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "parity.html").read_text(encoding="utf-8").startswith("<!doctype html>")

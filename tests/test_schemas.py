@@ -1,4 +1,4 @@
-"""Tests of the wire-data schemas (schemas/) and their loader (harness/schemas.py).
+"""Tests of the wire-data schemas (schemas/) and their loader (toolnexus_conformance/helpers/schemas.py).
 
 Every schema is checked against the 2020-12 metaschema, every ``$ref`` is resolved, and
 each schema's passing and failing examples (tests/schema_examples/<schema>.json) are run,
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness import schemas
-from harness.schemas import SchemaError, SchemaRegistryError, SchemaViolation
+from toolnexus_conformance.helpers import schemas
+from toolnexus_conformance.helpers.schemas import SchemaError, SchemaRegistryError, SchemaViolation
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "schema_examples"
 ID_BASE = "https://toolnexus-conformance.invalid/schemas/"

@@ -10,7 +10,7 @@ command finish sooner at the same CPU time).
 there is the count used. Only a run that loads tests/conftest.py sees this, and the
 conformance suite's ``pytest -n auto --port=X`` still means one worker per core: naming no
 path, it loads that conftest (the ini file's ``testpaths``) but runs the scenarios alone
-(``harness.plugin.runs_whole_suite_alone``), with none of the waits above.
+(``toolnexus_conformance.plugin.hooks.runs_whole_suite_alone``), with none of the waits above.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Generator
 
 import pytest
 
-from harness.plugin import runs_whole_suite_alone
+from toolnexus_conformance.plugin.hooks import runs_whole_suite_alone
 
 OVERRIDE = "PYTEST_XDIST_AUTO_NUM_WORKERS"
 EXTRA_WORKERS = 1

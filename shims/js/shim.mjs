@@ -1,5 +1,5 @@
 // The js port's shim: shim protocol v1 (SPEC.md §6) over stdio, driving the toolnexus js
-// port built from a checkout (harness/builders/js_shim.py).
+// port built from a checkout (toolnexus_conformance/builders/js_shim.py).
 //
 //   node shims/js/shim.mjs PATH/TO/BUILD/dist/index.js
 //

@@ -219,7 +219,7 @@ def _port_error_kind(exc: Exception) -> str | None:
     return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "run")
 
 
-def _warm_up(relay: bool) -> None:
+def warm_up(relay: bool) -> None:
     """Do now what the first run would do on its way (the relay extension's import when
     relay is on, the plain-HTTP client's one-time look-ups): a shim spawned ahead of a
     restart is then ready when taken over. The HTTP stack is reference_py's plain client,
@@ -233,7 +233,7 @@ def _warm_up(relay: bool) -> None:
 
 
 async def serve(relay: bool) -> None:
-    _warm_up(relay)
+    warm_up(relay)
     # reference_py computes no float: orjson may write its lines (pyshim_rpc.encode_message)
     shim = Shim(rpc.Channel(id_prefix="s", name="reference shim", fast=True), relay)
     handlers: dict[str, rpc.Handler] = {

@@ -1,4 +1,4 @@
-"""The CI gate's words to a maintainer (harness/ci_gate.py): misuse refused before anything
+"""The CI gate's words to a maintainer (toolnexus_conformance/ci_gate/gate.py): misuse refused before anything
 is built, in the plugin's words; the summary's commands whole and runnable (the harness
 install first, each failed test's rerun naming a real scenario file, the expectations update
 with the run's selection); -n not taken for a selection. Seconds: the gate's summary is
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import ci_gate
-from harness.paths import scenarios_dir
+from toolnexus_conformance.ci_gate import gate as ci_gate
+from toolnexus_conformance.helpers.paths import scenarios_dir
 
 REPO = Path(__file__).resolve().parents[2]
 LONG_WHY = "[relay.calls-in-one-request] (normative, divergence) " + "word " * 80 + "END-OF-LINE"
 
 
 def _gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "harness.ci_gate", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return subprocess.run([sys.executable, "-m", "toolnexus_conformance.ci_gate", *args], capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_the_summary_gives_runnable_whole_commands(tmp_path: Path, monkeypatch: 
     assert "END-OF-LINE" in text  # a failure line is never cut
     rerun = next(line.strip() for line in text.splitlines() if "relay-single-durable.json::" in line and "ci_gate" in line)
     argv = shlex.split(rerun)
-    assert argv[:3] == ["python", "-m", "harness.ci_gate"] and "--port=golang" in argv and "--port-src=." in argv
+    assert argv[:3] == ["python", "-m", "toolnexus_conformance.ci_gate"] and "--port=golang" in argv and "--port-src=." in argv
     target = argv[-1]
     assert target == "scenarios/relay-single-durable.json::relay-single-durable[openai-run]"
     assert (scenarios_dir() / target.split("::")[0].removeprefix("scenarios/")).is_file()

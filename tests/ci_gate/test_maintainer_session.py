@@ -44,7 +44,7 @@ def test_a_red_gate_goes_green_by_following_only_what_it_prints(tmp_path: Path) 
     def shell(command: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
-    gate = "python -m harness.ci_gate --port=golang --port-src=. --expectations=conformance/golang.toml -- " + " ".join(SELECTION)
+    gate = "python -m toolnexus_conformance.ci_gate --port=golang --port-src=. --expectations=conformance/golang.toml -- " + " ".join(SELECTION)
     started = shell(f"{gate} --update-expectations")
     assert started.returncode == 0, started.stdout[-3000:] + started.stderr[-2000:]
     assert "wrote conformance/golang.toml" in started.stdout
@@ -59,7 +59,7 @@ def test_a_red_gate_goes_green_by_following_only_what_it_prints(tmp_path: Path) 
     summary = (repo / "conformance-results" / "summary.md").read_text(encoding="utf-8")
     commands = [line.strip() for block in re.findall(r"```sh\n(.*?)```", summary, re.DOTALL) for line in block.splitlines() if line.strip()]
     assert commands[0] == f"python -m pip install {REPO}", summary  # the harness the gate ran, installed in one line
-    reruns = [c for c in commands if c.startswith("python -m harness.ci_gate") and "scenarios/" in c]
+    reruns = [c for c in commands if c.startswith("python -m toolnexus_conformance.ci_gate") and "scenarios/" in c]
     update = [c for c in commands if c.endswith("--update-expectations")]
     assert reruns and len(update) == 1, summary
 

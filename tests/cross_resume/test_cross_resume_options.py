@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from cross_runner import InProcess, scenario
 
-from harness.cross_resume import refusal
-from harness.shim_session import Handshake
+from toolnexus_conformance.cross.resume import refusal
+from toolnexus_conformance.shim.session import Handshake
 
 
 @pytest.mark.parametrize(

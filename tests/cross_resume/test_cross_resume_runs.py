@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cross_runner import SCENARIOS, InProcess, mutant_cmd, no_resume_cmd, read_report, reference_cmd, scenario
 
-from harness.scenario import load_scenario, scenario_files
+from toolnexus_conformance.scenario.model import load_scenario, scenario_files
 
 
 def _variants_with_a_halt() -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""The "Cross-port resume" section of docs/parity.md (harness/parity_cross.py): a matrix of
+"""The "Cross-port resume" section of docs/parity.md (toolnexus_conformance/reports/parity_cross.py): a matrix of
 halting x resuming port from the cross reports, one line per difference with its phase, port
 and reproduce command; cross reports never become port columns."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.parity import render
-from harness.parity_cross import render_cross
+from toolnexus_conformance.reports.parity import render
+from toolnexus_conformance.reports.parity_cross import render_cross
 
 
 def _single(port: str, capabilities: list[str]) -> dict[str, Any]:

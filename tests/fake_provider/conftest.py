@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from harness.fake_provider import FakeProvider
+from toolnexus_conformance.fake_provider import FakeProvider
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from harness.fake_provider import Session
+from toolnexus_conformance.fake_provider import Session
 
 OPENAI_KEY = "sk-test-secret-123"
 ANTHROPIC_KEY = "ak-test-secret-456"

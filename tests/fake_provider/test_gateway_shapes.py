@@ -1,4 +1,4 @@
-"""Every wire and extra variation is named provider or gateway (harness/fake_provider/wire.py
+"""Every wire and extra variation is named provider or gateway (toolnexus_conformance/fake_provider/wire.py
 ``SHAPES``, and the same marks as ``x-origin`` in the scenario schema), and a scenario that
 puts a gateway shape on the wire cites a normative rule only where SPEC.md §1's owner
 decisions table holds a normative row naming that shape."""
@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from harness.fake_provider import gateway_shapes
-from harness.fake_provider.wire import GATEWAY, PROVIDER, SHAPES, turn_shapes
-from harness.paths import fixtures_dir
-from harness.scenario import load_scenario
+from toolnexus_conformance.fake_provider import gateway_shapes
+from toolnexus_conformance.fake_provider.wire import GATEWAY, PROVIDER, SHAPES, turn_shapes
+from toolnexus_conformance.helpers.paths import fixtures_dir
+from toolnexus_conformance.scenario.model import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 DECISION_ROW = re.compile(r"^\| (?P<id>D\d+) \| (?P<decision>.+) \| (?P<level>normative|advisory) \|$")
 # Checks every variant runs besides the ones its scenario cites, all normative: the golden
-# comparison and the key checks (harness/items.py, SPEC.md §3).
+# comparison and the key checks (toolnexus_conformance/plugin/items.py, SPEC.md §3).
 IMPLICIT_NORMATIVE = ("golden.observables", "keys.run-result")
 
 

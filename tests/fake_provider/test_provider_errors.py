@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fake_provider_client import endpoint, headers_for, minimal_body, post
 
-from harness.fake_provider import FakeProvider, pairing, sessions
+from toolnexus_conformance.fake_provider import FakeProvider, pairing, sessions
 
 FAST_SECONDS = 0.5
 

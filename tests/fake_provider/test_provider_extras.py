@@ -11,8 +11,8 @@ import httpx
 import pytest
 from fake_provider_client import assemble_anthropic, assemble_openai, minimal_body, post
 
-from harness.fake_provider import FakeProvider, pairing
-from harness.fake_provider.script import ScriptedTurn, ScriptError
+from toolnexus_conformance.fake_provider import FakeProvider, pairing
+from toolnexus_conformance.fake_provider.script import ScriptedTurn, ScriptError
 
 THINKING = {"type": "thinking", "thinking": "the lookup tool answers this", "signature": "sig-1"}
 EXTRA_TURN: dict[str, Any] = {

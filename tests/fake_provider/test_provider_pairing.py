@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fake_provider_client import minimal_body, post
 
-from harness.fake_provider import FakeProvider, pairing
+from toolnexus_conformance.fake_provider import FakeProvider, pairing
 
 
 def _assistant_calls(*ids: str, content: str | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The fake provider refuses what the real APIs refuse (harness/fake_provider/request_rules.py),
+"""The fake provider refuses what the real APIs refuse (toolnexus_conformance/fake_provider/request_rules.py),
 in the provider's own error envelope and status, and accepts what they accept: both of
 Anthropic's key headers, and the parameters the SDKs' typed params document."""
 
@@ -10,8 +10,8 @@ import httpx
 import pytest
 from fake_provider_client import ANTHROPIC_KEY, minimal_body, post
 
-from harness.fake_provider import FakeProvider, request_rules
-from harness.fake_provider import pairing as rules
+from toolnexus_conformance.fake_provider import FakeProvider, request_rules
+from toolnexus_conformance.fake_provider import pairing as rules
 
 USER = {"role": "user", "content": "hi"}
 OPENAI_TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}

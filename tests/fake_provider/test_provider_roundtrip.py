@@ -15,7 +15,7 @@ from fake_provider_client import (
     post,
 )
 
-from harness.fake_provider import FakeProvider
+from toolnexus_conformance.fake_provider import FakeProvider
 
 RAW_ARGS = '{ "b": 2,  "a": {"z": [1, 2], "y": "ü"} }'
 TOOL_TURN = {

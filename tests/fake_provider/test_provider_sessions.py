@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fake_provider_client import ANTHROPIC_KEY, OPENAI_KEY, minimal_body, post
 
-from harness.fake_provider import FakeProvider, ScriptError
+from toolnexus_conformance.fake_provider import FakeProvider, ScriptError
 
 
 def test_api_keys_redacted(provider: FakeProvider, client: httpx.Client) -> None:

@@ -21,8 +21,8 @@ from fake_provider_client import (
     sse_events,
 )
 
-from harness.fake_provider import FakeProvider, Session
-from harness.fake_provider.script import ScriptedTurn, ScriptError
+from toolnexus_conformance.fake_provider import FakeProvider, Session
+from toolnexus_conformance.fake_provider.script import ScriptedTurn, ScriptError
 
 UNICODE_TEXT = "Café ☕ in 東京 🚀"
 CALLS = [

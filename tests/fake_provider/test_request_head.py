@@ -1,4 +1,4 @@
-"""The fake provider's request-head reader (harness/fake_provider/request_head.py) reads
+"""The fake provider's request-head reader (toolnexus_conformance/fake_provider/request_head.py) reads
 header fields exactly as the stdlib's email-based reader does, on plain heads and odd ones,
 and the server built on it answers malformed and oversized heads as the stdlib handler did."""
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.fake_provider import FakeProvider
-from harness.fake_provider.request_head import (
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.fake_provider.request_head import (
     MAX_FIELDS,
     MAX_LINE,
     Fields,

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness.fake_provider import FakeProvider, ScriptError
-from harness.fake_provider.wire import MAX_PIECES
-from harness.paths import fixtures_dir
-from harness.scenario import ScenarioError, load_scenario
+from toolnexus_conformance.fake_provider import FakeProvider, ScriptError
+from toolnexus_conformance.fake_provider.wire import MAX_PIECES
+from toolnexus_conformance.helpers.paths import fixtures_dir
+from toolnexus_conformance.scenario.model import ScenarioError, load_scenario
 
 CALLS = [
     {"id": "call_a", "name": "alpha", "arguments": '{"a": 1}'},

@@ -1,7 +1,7 @@
 """The official SDKs as the fake provider's oracle: the ``openai`` and ``anthropic`` packages
 from PyPI (the test extra), with their default settings, pointed at fake-provider sessions.
 
-For every response shape and wire variation a scenario can script (harness/fake_provider/
+For every response shape and wire variation a scenario can script (toolnexus_conformance/fake_provider/
 wire.py ``SHAPES``), each SDK reads the scripted turn through its JSON call, its raw stream
 and its own stream helper (openai: ``ChatCompletionStreamState`` and
 ``client.chat.completions.stream``; anthropic: ``client.messages.stream(...)
@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from harness.fake_provider import FakeProvider, Session
-from harness.fake_provider.wire import GATEWAY, PROVIDER, SHAPES, turn_shapes
+from toolnexus_conformance.fake_provider import FakeProvider, Session
+from toolnexus_conformance.fake_provider.wire import GATEWAY, PROVIDER, SHAPES, turn_shapes
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ types; anthropic 2.16: ``anthropic.types.message_create_params`` and the message
 tool param types), which are generated from the providers' published request schemas.
 
 - The fake provider's tables of documented parameters and block types
-  (harness/fake_provider/request_rules.py) are the SDKs' own.
+  (toolnexus_conformance/fake_provider/request_rules.py) are the SDKs' own.
 - Every key a golden request body sends is a documented parameter of its endpoint, at every
   level the SDK types describe (top level, messages, tool calls, blocks, tools).
 
@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from harness.fake_provider import FakeProvider, request_rules
-from harness.paths import fixtures_dir
+from toolnexus_conformance.fake_provider import FakeProvider, request_rules
+from toolnexus_conformance.helpers.paths import fixtures_dir
 
 # Keys a documented client sends although no request param type lists them, with the reason.
 ECHOED_RESPONSE_KEYS = {("openai", "assistant"): {"annotations"}}

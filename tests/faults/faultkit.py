@@ -5,7 +5,7 @@ fault shim, its wall time, and a census of the processes a run left behind.
 and ``conftest`` is one module name for all of them.)
 
 Every shim the harness starts carries ``TOOLNEXUS_SHIM_INSTANCE=<harness pid>-<random>``
-(see harness/process_tree.py), so "no process left behind" is checked by scanning /proc for
+(see toolnexus_conformance/shim/process_tree.py), so "no process left behind" is checked by scanning /proc for
 live processes carrying a token of *this* test process — other xdist workers' shims carry
 their own pid and are not counted.
 """
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import process_tree
+from toolnexus_conformance.shim import process_tree
 
 REPO = Path(__file__).resolve().parents[2]
 FAULT_SHIM = Path(__file__).with_name("fault_shim.py")
 SCENARIO = REPO / "fixtures" / "scenarios" / "loop-plain-answer.json"
-TARGET = "loop-plain-answer[openai-ask-uncalled-relay]"  # fourth of twelve: variants run before and after it; no other variant compares itself with it (harness.relations)
+TARGET = "loop-plain-answer[openai-ask-uncalled-relay]"  # fourth of twelve: variants run before and after it; no other variant compares itself with it (toolnexus_conformance.scenario.relations)
 VARIANTS = 12
 # The inner run is the plugin itself: no xdist, no cache, and no pytest-timeout (its SIGALRM
 # would replace the outer test's own).

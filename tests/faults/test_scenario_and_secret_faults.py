@@ -23,8 +23,8 @@ from faultkit import (
     run_conformance,
 )
 
-from harness.jsonrpc import MAX_MESSAGE_BYTES
-from harness.runner import API_KEY
+from toolnexus_conformance.helpers.jsonrpc import MAX_MESSAGE_BYTES
+from toolnexus_conformance.run.runner import API_KEY
 
 HUGE_PROMPT_BYTES = 50 * 1024 * 1024
 MEMORY_BUDGET_KB = 600 * 1024  # the run may add this much to the process's peak (it was ~2 GB)

@@ -194,6 +194,6 @@ def test_gate_builds_golang_from_a_copy_of_a_checkout(run_gate, tmp_path: Path) 
     assert "- **golang** (github.com/muthuishere/toolnexus/golang " in result.summary
     assert "+checkout): " in result.summary
     assert (
-        "`python -m harness.ci_gate --port=golang --port-src=. --expectations=conformance/golang.toml "
+        "`python -m toolnexus_conformance.ci_gate --port=golang --port-src=. --expectations=conformance/golang.toml "
         "-- -k 'relay-declined-durable[openai-run]' --rule=relay.declined`"
     ) in result.summary

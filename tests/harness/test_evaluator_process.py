@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from harness import evaluator_process
-from harness.evaluate import evaluate
-from harness.evaluator_process import EvaluatorProcess
-from harness.fake_provider import FakeProvider
-from harness.items import _rules_of
-from harness.paths import scenarios_dir
-from harness.rules import load_all
-from harness.runner import RunRecord, run_variant
-from harness.scenario import load_scenario
-from harness.shim_session import ShimSession
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.helpers.paths import scenarios_dir
+from toolnexus_conformance.plugin.items import _rules_of
+from toolnexus_conformance.run.runner import RunRecord, run_variant
+from toolnexus_conformance.scenario.model import load_scenario
+from toolnexus_conformance.shim.session import ShimSession
+from toolnexus_conformance.verdict import evaluator_process
+from toolnexus_conformance.verdict.evaluate import evaluate
+from toolnexus_conformance.verdict.evaluator_process import EvaluatorProcess
+from toolnexus_conformance.verdict.rules import load_all
 
 # A relay-free, a relay and a durable-resume scenario: records with and without phases 2.
 SCENARIOS = ("loop-tool-loop", "relay-single-durable", "susp-waitfor-concurrent")
@@ -145,7 +145,7 @@ def test_an_error_in_the_evaluator_is_told_and_the_record_evaluated_here(
     # A worker whose evaluate raises on every record (a harness bug there, not in a check).
     raising = tmp_path / "raising.py"
     raising.write_text(
-        "import sys\nimport harness.evaluator_process as e\n"
+        "import sys\nimport toolnexus_conformance.verdict.evaluator_process as e\n"
         "def boom(*args):\n    raise MemoryError('out of memory')\n"
         "e.evaluate = boom\nsys.exit(e.main())\n",
         encoding="utf-8",
@@ -162,12 +162,12 @@ def test_an_error_in_the_evaluator_is_told_and_the_record_evaluated_here(
         process.close()
 
 
-def test_a_harness_folder_where_pytest_runs_is_not_the_one_the_worker_imports(
+def test_a_package_folder_where_pytest_runs_is_not_the_one_the_worker_imports(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # A port repository may hold a folder of that name; pytest's process did not import it.
-    (tmp_path / "harness").mkdir()
-    (tmp_path / "harness" / "__init__.py").write_text("raise SystemExit('the wrong harness')\n", encoding="utf-8")
+    (tmp_path / "toolnexus_conformance").mkdir()
+    (tmp_path / "toolnexus_conformance" / "__init__.py").write_text("raise SystemExit('the wrong harness')\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     process = EvaluatorProcess(load_all())
     try:

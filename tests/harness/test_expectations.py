@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.expectations import MAX_WILDCARD, Entry, Expectations, ExpectationsError, load, write
+from toolnexus_conformance.verdict.expectations import MAX_WILDCARD, Entry, Expectations, ExpectationsError, load, write
 
 
 def _file(tmp_path: Path, text: str) -> Path:

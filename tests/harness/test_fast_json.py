@@ -1,4 +1,4 @@
-"""harness/fast_json.py: orjson's answers where they are the stdlib's, the stdlib's elsewhere."""
+"""toolnexus_conformance/helpers/fast_json.py: orjson's answers where they are the stdlib's, the stdlib's elsewhere."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness import fast_json
+from toolnexus_conformance.helpers import fast_json
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from harness.gc_tuning import YOUNG_GC_THRESHOLD, fewer_collections
+from toolnexus_conformance.helpers.gc_tuning import YOUNG_GC_THRESHOLD, fewer_collections
 
 
 def test_the_block_runs_with_fewer_collections_and_the_settings_come_back() -> None:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.evaluate import evaluate
-from harness.facts import facts_for
-from harness.fake_provider import FakeProvider
-from harness.paths import scenarios_dir
-from harness.rules import load_all
-from harness.runner import RunRecord, run_variant
-from harness.scenario import Variant, load_scenario
-from harness.shim_session import ShimSession
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.helpers.paths import scenarios_dir
+from toolnexus_conformance.run.facts import facts_for
+from toolnexus_conformance.run.runner import RunRecord, run_variant
+from toolnexus_conformance.scenario.model import Variant, load_scenario
+from toolnexus_conformance.shim.session import ShimSession
+from toolnexus_conformance.verdict.evaluate import evaluate
+from toolnexus_conformance.verdict.rules import load_all
 
 SHAPES = Path(__file__).resolve().parent / "generated_shapes"
 

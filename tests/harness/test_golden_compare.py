@@ -21,9 +21,9 @@ from advisory_cases import (
     resumed,
 )
 
-from harness.compare import compare, halted_call, render_path
-from harness.normtable import Row, default_table
-from harness.paths import fixtures_dir, golden_dir
+from toolnexus_conformance.golden.compare import compare, halted_call, render_path
+from toolnexus_conformance.golden.normtable import Row, default_table
+from toolnexus_conformance.helpers.paths import fixtures_dir, golden_dir
 
 RULE_IDS = {r["id"] for r in json.loads((fixtures_dir() / "rules.json").read_text(encoding="utf-8"))["rules"]}
 
@@ -240,8 +240,8 @@ def test_stripping_the_uncalled_relay_leaves_the_observables_it_was_given_unchan
     # strip that edited them in place would change what every later check reads.
     import copy
 
-    from harness.rules.golden import strip_uncalled_relay
-    from harness.scenario import UNCALLED_RELAY_TOOL
+    from toolnexus_conformance.scenario.model import UNCALLED_RELAY_TOOL
+    from toolnexus_conformance.verdict.rules.golden import strip_uncalled_relay
 
     relay = {"type": "function", "function": {"name": UNCALLED_RELAY_TOOL["name"], "parameters": {}}}
     other = {"type": "function", "function": {"name": "lookup", "parameters": {}}}

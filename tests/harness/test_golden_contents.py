@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.compare import compare
-from harness.paths import fixtures_dir, golden_dir
+from toolnexus_conformance.golden.compare import compare
+from toolnexus_conformance.helpers.paths import fixtures_dir, golden_dir
 
 # --- what the goldens carry (§5) ----------------------------------------------------------
 
@@ -52,9 +52,9 @@ def test_a_changed_store_read_header_or_hook_call_fails(field: str, changed: Any
 def test_observables_keep_pinned_headers_and_drop_client_ones() -> None:
     from types import SimpleNamespace
 
-    from harness.host import HostLog
-    from harness.observables import observables
-    from harness.runner import PhaseRecord, RunRecord
+    from toolnexus_conformance.run.host import HostLog
+    from toolnexus_conformance.run.observables import observables
+    from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
 
     phase = PhaseRecord(entry="run", params={}, requests=[{"model": "m"}],
                         request_paths=["/s/0a1b2c/v1/chat/completions"],

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import golden_files
-from harness.golden_files import GoldenError, read_golden
+from toolnexus_conformance.golden import files as golden_files
+from toolnexus_conformance.golden.files import GoldenError, read_golden
 
 
 @pytest.fixture

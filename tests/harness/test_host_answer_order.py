@@ -1,4 +1,4 @@
-"""The host's ``answerOrder`` (harness/host.py): once a ``holdUntil`` is reached, the held
+"""The host's ``answerOrder`` (toolnexus_conformance/run/host.py): once a ``holdUntil`` is reached, the held
 waitFor callbacks are answered one at a time in the drawn order, each only after the one
 before was sent; a key listed twice answers two callbacks; keys the order does not list
 answer at once; a hold that ran out ignores the order. And a real run through the reference
@@ -13,11 +13,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from harness.differential import as_scenario
-from harness.fake_provider import FakeProvider
-from harness.host import Host, HostLog, Store, answer_key
-from harness.runner import run_variant
-from harness.shim_session import ShimSession
+from toolnexus_conformance.differential.search import as_scenario
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.run.host import Host, HostLog, Store, answer_key
+from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.shim.session import ShimSession
 
 NEVER_S = 3600.0
 JOIN_GUARD_S = 30.0

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness.host import HoldRelease, Host, HostLog, Store, hold_timeout_for
-from harness.runner import run_variant
-from harness.scenario import Scenario
+from toolnexus_conformance.run.host import HoldRelease, Host, HostLog, Store, hold_timeout_for
+from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.scenario.model import Scenario
 
 NEVER_S = 3600.0  # a hold that would only end by its clock never ends within a test
 JOIN_GUARD_S = 30.0  # how long a test waits for a thread before calling it hung

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.json_copy import copy_json
+from toolnexus_conformance.helpers.json_copy import copy_json
 
 SAMPLE: dict[str, Any] = {
     "messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {"arguments": "{}"}}]}],

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from harness.compare import compare
-from harness.normalize import canonical, normalize
-from harness.normtable import TableError, default_table, load_table
+from toolnexus_conformance.golden.compare import compare
+from toolnexus_conformance.golden.normalize import canonical, normalize
+from toolnexus_conformance.golden.normtable import TableError, default_table, load_table
 
 PROMPT = "relay tool call lookup_weather to the caller for execution"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 import reference_py
-from harness.rules import golden
+from toolnexus_conformance.verdict.rules import golden
 
 
 def test_the_version_read_is_the_packages_own_and_nothing_is_imported() -> None:
-    code = ("import sys; from harness.rules.golden import reference_version; "
+    code = ("import sys; from toolnexus_conformance.verdict.rules.golden import reference_version; "
             "print(reference_version(), 'reference_py' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [reference_py.__version__, "False"]

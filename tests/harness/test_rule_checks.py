@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from harness.declarations import declaration
-from harness.evaluate import evaluate
-from harness.facts import Facts, facts_for
-from harness.paths import fixtures_dir
-from harness.rules import CHECKS, NotApplicable, check, load_all
-from harness.runner import PhaseRecord, RunRecord
-from harness.scenario import Variant, load_scenario
+from toolnexus_conformance.helpers.paths import fixtures_dir
+from toolnexus_conformance.run.facts import Facts, facts_for
+from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
+from toolnexus_conformance.scenario.declarations import declaration
+from toolnexus_conformance.scenario.model import Variant, load_scenario
+from toolnexus_conformance.verdict.evaluate import evaluate
+from toolnexus_conformance.verdict.rules import CHECKS, NotApplicable, check, load_all
 
-RULES_DIR = Path(__file__).resolve().parents[2] / "harness" / "rules"
+RULES_DIR = Path(__file__).resolve().parents[2] / "toolnexus_conformance" / "verdict" / "rules"
 
 
 def _registry() -> dict[str, dict[str, Any]]:
@@ -29,7 +29,7 @@ def _registry() -> dict[str, dict[str, Any]]:
 
 def test_every_rule_has_a_check() -> None:
     missing = sorted(set(_registry()) - set(load_all()))
-    assert not missing, "rules with no check bound (add one under harness/rules/): " + ", ".join(missing)
+    assert not missing, "rules with no check bound (add one under toolnexus_conformance/verdict/rules/): " + ", ".join(missing)
 
 
 def test_every_check_names_a_registered_rule() -> None:

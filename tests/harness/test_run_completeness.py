@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.run_completeness import RunCoverage, RunShape, incomplete_reason
+from toolnexus_conformance.verdict.run_completeness import RunCoverage, RunShape, incomplete_reason
 
 FILES = frozenset({"a", "b"})
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.facts import Facts, facts_for
-from harness.paths import fixtures_dir, schemas_dir
-from harness.scenario import load_scenario, scenario_files
+from toolnexus_conformance.helpers.paths import fixtures_dir, schemas_dir
+from toolnexus_conformance.run.facts import Facts, facts_for
+from toolnexus_conformance.scenario.model import load_scenario, scenario_files
 
 PATHS = ("durable", "in-process", "stream")
 RELAY_CALL_KEYS = ("id", "name", "input", "arguments")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import scenarios_dir
-from harness.scenario import ScenarioError, load_scenario, scenario_files
+from toolnexus_conformance.helpers.paths import scenarios_dir
+from toolnexus_conformance.scenario.model import ScenarioError, load_scenario, scenario_files
 
 MINIMAL = {
     "id": "tiny",

@@ -1,4 +1,4 @@
-"""The compiled pre-check (harness/schema_fast.py) never calls valid what jsonschema rejects.
+"""The compiled pre-check (toolnexus_conformance/helpers/schema_fast.py) never calls valid what jsonschema rejects.
 
 Every schema example (valid and invalid), every scenario file and a set of edge cases where
 two engines are known to part ways (date-time corner cases, a pattern against a final
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from harness import schema_fast, schemas
-from harness.paths import scenarios_dir
+from toolnexus_conformance.helpers import schema_fast, schemas
+from toolnexus_conformance.helpers.paths import scenarios_dir
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "schema_examples"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness import schemas
+from toolnexus_conformance.helpers import schemas
 
 GOOD_REQUEST: dict[str, Any] = {"id": "req-1", "kind": "confirm", "prompt": "Proceed?"}
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness.facts import facts_for
-from harness.rules import NotApplicable, load_all
-from harness.runner import PhaseRecord, RunRecord
-from harness.scenario import Scenario, Variant
+from toolnexus_conformance.run.facts import facts_for
+from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
+from toolnexus_conformance.scenario.model import Scenario, Variant
+from toolnexus_conformance.verdict.rules import NotApplicable, load_all
 
 CHECKS = load_all()
 RELAY = {"name": "lookup", "description": "l", "relay": True}

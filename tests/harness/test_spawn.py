@@ -6,7 +6,7 @@ import errno
 
 import pytest
 
-from harness.spawn import with_spawn_retry
+from toolnexus_conformance.shim.spawn import with_spawn_retry
 
 
 def flaky(failures: list[int]):

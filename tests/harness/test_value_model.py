@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.schemas import validate
-from harness.value_model import event_value, hook_event_value, metric_value, run_result_value
+from toolnexus_conformance.helpers.schemas import validate
+from toolnexus_conformance.run.value_model import event_value, hook_event_value, metric_value, run_result_value
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

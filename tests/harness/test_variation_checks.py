@@ -1,4 +1,4 @@
-"""The checks of harness/rules/variations.py (and the usage check they refine) fed recorded
+"""The checks of toolnexus_conformance/verdict/rules/variations.py (and the usage check they refine) fed recorded
 runs by hand: the reference's behaviour passes, a deliberately broken one is named in a
 readable message. Advisory rules never fail a run, so no mutant can prove these checks;
 this does."""
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness.facts import facts_for
-from harness.rules import NotApplicable, load_all
-from harness.runner import PhaseRecord, RunRecord
-from harness.scenario import Scenario, Variant
+from toolnexus_conformance.run.facts import facts_for
+from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
+from toolnexus_conformance.scenario.model import Scenario, Variant
+from toolnexus_conformance.verdict.rules import NotApplicable, load_all
 
 CHECKS = load_all()
 TIME = {"name": "get_time", "description": "t", "behaviour": {"reply": "09:30"}}

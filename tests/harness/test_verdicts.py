@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from harness.declarations import declared_name
-from harness.evaluate import Outcome, evaluate, failure_reason, unevaluated
-from harness.facts import facts_for
-from harness.host import Host, HostLog, HostRefusal, Store
-from harness.json_types import json_type_name
-from harness.judge import judge
-from harness.paths import fixtures_dir
-from harness.rules import Check, Forgiven, NotApplicable
-from harness.runner import PhaseRecord, RunRecord
-from harness.scenario import Variant, load_scenario
+from toolnexus_conformance.helpers.json_types import json_type_name
+from toolnexus_conformance.helpers.paths import fixtures_dir
+from toolnexus_conformance.run.facts import facts_for
+from toolnexus_conformance.run.host import Host, HostLog, HostRefusal, Store
+from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
+from toolnexus_conformance.scenario.declarations import declared_name
+from toolnexus_conformance.scenario.model import Variant, load_scenario
+from toolnexus_conformance.verdict.evaluate import Outcome, evaluate, failure_reason, unevaluated
+from toolnexus_conformance.verdict.judge import judge
+from toolnexus_conformance.verdict.rules import Check, Forgiven, NotApplicable
 
 
 def _variant(scenario: str, style: str = "openai", entry: str = "run") -> Variant:

@@ -209,7 +209,7 @@ def load_pins() -> dict[str, Pin]:
 @lru_cache(maxsize=1)
 def variants_now() -> dict[str, list[str]]:
     """scenario id -> its variant ids, in collection order, as the scenarios are now."""
-    from harness.scenario import load_scenario, scenario_files
+    from toolnexus_conformance.scenario.model import load_scenario, scenario_files
 
     return {path.stem: [v.node_id for v in load_scenario(path).variants()] for path in scenario_files(SCENARIOS)}
 

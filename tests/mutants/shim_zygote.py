@@ -3,7 +3,7 @@
 A mutant shim started as ``python tests/mutants/mutant_shim.py NAME`` spends most of its
 start importing the reference shim, reference_py and its HTTP stack before it reads a line,
 and a scoped mutant pass starts well over a hundred of them. This program imports all of that once, then
-serves as the harness's fork server (``harness/fork_server.py``) on the Unix socket
+serves as the harness's fork server (``toolnexus_conformance/shim/fork_server.py``) on the Unix socket
 ``SOCKET``: each child applies the mutant its client names (``fork_client.py SOCKET NAME
 [--no-relay]``) to its own copy of the shim module and serves shim protocol v1, exactly as
 ``mutant_shim.py`` does.
@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 
 import mutant_shim  # noqa: E402
 
-from harness.fork_server import ForkServer  # noqa: E402
+from toolnexus_conformance.shim.fork_server import ForkServer  # noqa: E402
 
 
 def preload() -> tuple[dict[str, Any], ModuleType]:

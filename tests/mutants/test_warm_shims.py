@@ -1,4 +1,4 @@
-"""The mutant shims' zygote (``shim_zygote`` on harness/fork_server.py, ``warm_shims``): each shim it
+"""The mutant shims' zygote (``shim_zygote`` on toolnexus_conformance/shim/fork_server.py, ``warm_shims``): each shim it
 forks is a process of its own on the client's pipes, serves the named mutant, ends the way
 its client reports, and never outlives its client or the zygote."""
 
@@ -19,7 +19,7 @@ import pytest
 from kill_runner import ROOT
 from warm_shims import warm_shims
 
-from harness.shim_session import ShimSession
+from toolnexus_conformance.shim.session import ShimSession
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The mutant shims' zygote for a pass of kill runs: started, waited for, stopped and reaped.
 
 ``warm_shims()`` starts ``shim_zygote.py`` on a private Unix socket and yields the command a
-kill run starts its shim with (harness/fork_client.py before the mutant's name); on exit it
+kill run starts its shim with (toolnexus_conformance/shim/fork_client.py before the mutant's name); on exit it
 stops the zygote (which kills and reaps any shim still alive) and reaps it, so `time` and
 ``benchmarks/own_suite.py`` count the shims' CPU. A zygote that does not come up leaves the
 runs on the cold command (``kill_runner.cold_shim``), said on stderr: slower, never wrong.
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kill_runner import ROOT, cold_shim
 
-from harness import fork_server
+from toolnexus_conformance.shim import fork_server
 
 HERE = Path(__file__).resolve().parent
 START_TIMEOUT_S = 60.0

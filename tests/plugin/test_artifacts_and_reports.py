@@ -9,7 +9,7 @@ from pathlib import Path
 from inprocess import PluginRunner
 from plugin_runner import private_fixtures
 
-from harness.parity import render
+from toolnexus_conformance.reports.parity import render
 
 SCENARIO_ID = "relay-single-durable"
 

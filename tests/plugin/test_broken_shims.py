@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from inprocess import PluginRunner
 
-import harness.plugin
-from harness.scenario import load_scenario, scenario_files
+import toolnexus_conformance.plugin.hooks
+from toolnexus_conformance.scenario.model import load_scenario, scenario_files
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = Path(__file__).with_name("broken_shim.py")
@@ -102,8 +102,8 @@ def test_one_broken_variant_fails_readably_and_the_run_goes_on(run_plugin: Plugi
 def test_a_variant_that_breaks_while_run_ahead_fails_alone(
     run_plugin: PluginRunner, monkeypatch: pytest.MonkeyPatch, mode: str, variants: int
 ) -> None:
-    # With the evaluator process, each variant runs during the item before it (items.py).
-    monkeypatch.setattr(harness.plugin, "MIN_VARIANTS_TO_EVALUATE_ASIDE", 1)
+    # With the evaluator process, each variant runs during the item before it (plugin/items.py).
+    monkeypatch.setattr(toolnexus_conformance.plugin.hooks, "MIN_VARIANTS_TO_EVALUATE_ASIDE", 1)
     outcome = run_suite(run_plugin, [mode, TARGET], scenario_path(), "-p", "no:randomly", timeout_s=2)
     assert (outcome.count("failed"), outcome.count("passed")) == (1, variants - 1), outcome.output
     assert f"FAILED fixtures/scenarios/{SCENARIO}.json::{TARGET}" in outcome.output

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 from inprocess import PluginRunner
 
-import harness.plugin
-from harness.ports import resolve
+import toolnexus_conformance.plugin.hooks
+from toolnexus_conformance.shim.ports import resolve
 
 
 def test_the_summary_shows_the_build_notes(run_plugin: PluginRunner, scenario: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     def noted(*args: Any, **kwargs: Any) -> Any:
         return dataclasses.replace(resolve(*args, **kwargs), build_notes=("the shim starts cold: no AOT cache",))
 
-    monkeypatch.setattr(harness.plugin, "resolve", noted)
+    monkeypatch.setattr(toolnexus_conformance.plugin.hooks, "resolve", noted)
     run = run_plugin(str(scenario), "--port=reference")
     assert run.code == 0, run.output
     assert "port build: the shim starts cold: no AOT cache" in run.output, run.output

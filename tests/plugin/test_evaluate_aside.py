@@ -17,9 +17,9 @@ import pytest
 from inprocess import INNER
 from plugin_runner import REPO
 
-import harness.items
-import harness.plugin
-from harness.items import SESSION_KEY
+import toolnexus_conformance.plugin.hooks
+import toolnexus_conformance.plugin.items
+from toolnexus_conformance.plugin.items import SESSION_KEY
 
 # Failing (relay variants on a port without relay) and passing variants, a durable resume
 # among them, so failures, passes and a second phase all travel to the evaluator.
@@ -52,7 +52,7 @@ class EvaluatorSeen:
 
 def _run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, aside: bool, *args: str) -> tuple[int, str, EvaluatorSeen]:
     monkeypatch.chdir(REPO)
-    monkeypatch.setattr(harness.plugin, "MIN_VARIANTS_TO_EVALUATE_ASIDE", 1 if aside else 10**9)
+    monkeypatch.setattr(toolnexus_conformance.plugin.hooks, "MIN_VARIANTS_TO_EVALUATE_ASIDE", 1 if aside else 10**9)
     seen = EvaluatorSeen()
     result = pytester.runpytest_inprocess(*INNER, "-p", "no:randomly", *args, plugins=[seen], no_reraise_ctrlc=True)
     return int(result.ret), result.stdout.str() + result.stderr.str(), seen
@@ -87,14 +87,14 @@ def test_the_verdicts_failures_and_report_are_those_of_a_run_without_it(
 
 def test_a_bug_while_running_ahead_fails_the_variant_it_hit(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     target = "loop-tool-loop[openai-stream]"
-    real = harness.items.run_variant
+    real = toolnexus_conformance.plugin.items.run_variant
 
     def run_variant(variant: Any, *args: Any, **kwargs: Any) -> Any:
         if variant.node_id == target:
             raise RuntimeError(f"harness bug while running {variant.node_id}")
         return real(variant, *args, **kwargs)
 
-    monkeypatch.setattr(harness.items, "run_variant", run_variant)
+    monkeypatch.setattr(toolnexus_conformance.plugin.items, "run_variant", run_variant)
     code, output, seen = _run(pytester, monkeypatch, True, SCENARIOS[0], "--port=reference", "-v")
     assert code == 1, output
     assert seen.taken, "the evaluator process took no record"
@@ -105,7 +105,7 @@ def test_a_bug_while_running_ahead_fails_the_variant_it_hit(pytester: pytest.Pyt
 
 
 def test_ctrl_c_while_running_ahead_ends_the_run_and_the_evaluator(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = harness.items.run_variant
+    real = toolnexus_conformance.plugin.items.run_variant
     runs: list[str] = []
 
     def run_variant(variant: Any, *args: Any, **kwargs: Any) -> Any:
@@ -114,7 +114,7 @@ def test_ctrl_c_while_running_ahead_ends_the_run_and_the_evaluator(pytester: pyt
             raise KeyboardInterrupt
         return real(variant, *args, **kwargs)
 
-    monkeypatch.setattr(harness.items, "run_variant", run_variant)
+    monkeypatch.setattr(toolnexus_conformance.plugin.items, "run_variant", run_variant)
     code, output, seen = _run(pytester, monkeypatch, True, SCENARIOS[0], "--port=reference")
     assert code == pytest.ExitCode.INTERRUPTED, output
     assert "KeyboardInterrupt" in output

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from inprocess import PluginRunner
 
-from harness.expectations import load
+from toolnexus_conformance.verdict.expectations import load
 
 
 # Several inner runs in a row: a budget of its own over the suite-wide 60 s, so a loaded

@@ -56,7 +56,7 @@ def test_n_without_xdist_says_what_to_install(tmp_path: Path) -> None:
     hide = tmp_path / "hide-xdist"
     hide.mkdir()
     (hide / "sitecustomize.py").write_text("import sys\nsys.modules['xdist'] = None  # as if not installed\n", encoding="utf-8")
-    run = run_pytest("-p", "harness.plugin", "--port=reference", "-n", "2", cwd=tmp_path,
+    run = run_pytest("-p", "toolnexus_conformance.plugin.hooks", "--port=reference", "-n", "2", cwd=tmp_path,
                      env_extra={"PYTHONPATH": str(hide), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})  # fmt: skip
     assert run.code == 4
     assert _one_error(run.output).startswith("-n 2 runs tests in parallel with pytest-xdist, which is not installed here: pip install pytest-xdist")

@@ -11,8 +11,8 @@ import pytest
 from inprocess import INNER
 from plugin_runner import REPO
 
-from harness.items import ScenarioFile
-from harness.paths import scenarios_dir
+from toolnexus_conformance.helpers.paths import scenarios_dir
+from toolnexus_conformance.plugin.items import ScenarioFile
 
 NAMED = ["fixtures/scenarios/loop-plain-answer.json", "fixtures/scenarios/relay-single-durable.json::relay-single-durable[openai-run]"]
 

@@ -18,9 +18,9 @@ import pytest
 from inprocess import INNER
 from plugin_runner import REPO
 
-import harness.shim_session as shim_session
-import harness.warm_shims as warm_shims
-from harness.scenario import load_scenario
+import toolnexus_conformance.shim.session as shim_session
+import toolnexus_conformance.shim.warm_session as warm_shims
+from toolnexus_conformance.scenario.model import load_scenario
 
 
 class SpawnProbe:

@@ -23,7 +23,7 @@ import asyncio, importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("reference_shim", sys.argv[1])
 shim = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(shim)
-shim._warm_up(True)
+shim.warm_up(True)
 
 class Watch:
     asked = []

@@ -11,8 +11,8 @@ import pytest
 from hostkit import PATHS, Log, drive, make_client, real_tool, suspending_tool, toolkit
 from scripted import AB_SCHEMA, ARGS_BA, STYLES, fake_provider, final, turn
 
-from harness.schemas import check
 from reference_py import Answer, InMemoryStore, Request, relay_tool
+from toolnexus_conformance.helpers.schemas import check
 
 rule = pytest.mark.rule
 

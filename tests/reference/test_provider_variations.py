@@ -14,8 +14,8 @@ import pytest
 from hostkit import Log, drive, real_tool, toolkit
 from scripted import API_KEY, MODEL, STYLES
 
-from harness.fake_provider import FakeProvider, Session
 from reference_py import Answer, Request, ResumeError, create_client, relay_tool
+from toolnexus_conformance.fake_provider import FakeProvider, Session
 
 rule = pytest.mark.rule
 ARGS = '{ "b": 2,  "a": "Zürich ☕" }'

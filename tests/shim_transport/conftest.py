@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from transportkit import faux_command
 
-from harness.shim_process import ShimProcess
+from toolnexus_conformance.shim.process import ShimProcess
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """An instructable fake shim for the transport tests: ``python faux_shim.py MODE [--once FILE]``.
 
 It speaks just enough of shim protocol v1 (``initialize``, ``client.run``, ``shutdown``,
-``$/cancel``) to be driven by :class:`harness.shim_process.ShimProcess`, and misbehaves in
+``$/cancel``) to be driven by :class:`toolnexus_conformance.shim.process.ShimProcess`, and misbehaves in
 the way MODE names. With ``--once FILE`` it misbehaves only while FILE does not exist
 (creating it), so a test can prove that the restarted shim works.
 

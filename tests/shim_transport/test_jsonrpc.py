@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from harness.errors import ProtocolError
-from harness.jsonrpc import (
+from toolnexus_conformance.helpers.errors import ProtocolError
+from toolnexus_conformance.helpers.jsonrpc import (
     ErrorCode,
     ErrorObject,
     Notification,

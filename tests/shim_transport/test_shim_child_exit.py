@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness.shim_child import ShimChild
+from toolnexus_conformance.shim.child import ShimChild
 
 SLEEPER = [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(0.05)"]
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from transportkit import CALL_TIMEOUT, FAUX_SHIM, assert_reaped, faux_command
 
-from harness.errors import (
+from toolnexus_conformance.helpers.errors import (
     HarnessError,
     HostHandlerFailed,
     HostRequestError,
@@ -23,8 +23,8 @@ from harness.errors import (
     ShimStartError,
     ShimTimeout,
 )
-from harness.jsonrpc import ErrorCode
-from harness.shim_process import CANCEL_METHOD, ShimProcess
+from toolnexus_conformance.helpers.jsonrpc import ErrorCode
+from toolnexus_conformance.shim.process import CANCEL_METHOD, ShimProcess
 
 INIT = {"protocolVersion": 1}
 

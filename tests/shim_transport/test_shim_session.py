@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 
-from harness.errors import (
+from toolnexus_conformance.helpers.errors import (
     ProtocolVersionMismatch,
     ShimCrashed,
     ShimError,
@@ -17,7 +17,7 @@ from harness.errors import (
     ShimStartError,
     ShimTimeout,
 )
-from harness.shim_session import Handshake, ShimSession
+from toolnexus_conformance.shim.session import Handshake, ShimSession
 
 
 def session_for(mode: str, once: Path | None = None, **options: object) -> ShimSession:

@@ -18,8 +18,8 @@ import pytest
 from proc_tree import children
 from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 
-from harness.errors import ShimCrashed
-from harness.shim_session import SPARES_AHEAD, ShimSession
+from toolnexus_conformance.helpers.errors import ShimCrashed
+from toolnexus_conformance.shim.session import SPARES_AHEAD, ShimSession
 
 
 def session_for(mode: str, once: Path | None = None) -> ShimSession:

@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 from transportkit import CALL_TIMEOUT, assert_reaped, faux_command
 
-from harness import process_tree
-from harness.errors import (
+from toolnexus_conformance.helpers.errors import (
     OutgoingMessageTooLarge,
     ShimCrashed,
     ShimProtocolError,
     ShimTimeout,
 )
-from harness.host import Host, HostLog, Store
-from harness.jsonrpc import MessageTooLarge, encode_line
-from harness.shim_process import ShimProcess
+from toolnexus_conformance.helpers.jsonrpc import MessageTooLarge, encode_line
+from toolnexus_conformance.run.host import Host, HostLog, Store
+from toolnexus_conformance.shim import process_tree
+from toolnexus_conformance.shim.process import ShimProcess
 
 INIT = {"protocolVersion": 1}
 SMALL_LIMIT = 4096

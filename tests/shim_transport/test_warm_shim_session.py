@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from proc_tree import children
 
-import harness.differential_warm as differential_warm
-from harness.ports import resolve
-from harness.shim_session import ShimSession
-from harness.warm_shims import WarmShimSession, shim_session
+import toolnexus_conformance.shim.warm_ports as differential_warm
+from toolnexus_conformance.shim.ports import resolve
+from toolnexus_conformance.shim.session import ShimSession
+from toolnexus_conformance.shim.warm_session import WarmShimSession, shim_session
 
 REFERENCE = resolve("reference", None, None, None, build=False).argv
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from build_once import shared_lock
 
-from harness.ports import ResolvedPort, resolve
+from toolnexus_conformance.shim.ports import ResolvedPort, resolve
 
 
 def lock_name(port: str) -> str:

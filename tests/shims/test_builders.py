@@ -1,4 +1,4 @@
-"""The ports' build helpers (harness/builders/): what they stage, skip and refuse.
+"""The ports' build helpers (toolnexus_conformance/builders/): what they stage, skip and refuse.
 
 No network and no toolchain here: the venv helper is checked up to its decision to
 rebuild, the Go helper up to the commands it would run on its scratch copy.
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.builders import go_shim, python_venv
-from harness.paths import repo_root
-from harness.ports import load_registry
+from toolnexus_conformance.builders import go_shim, python_venv
+from toolnexus_conformance.helpers.paths import repo_root
+from toolnexus_conformance.shim.ports import load_registry
 
 ROOT = repo_root()
 
@@ -118,7 +118,7 @@ def test_registry_entries_for_python_and_golang() -> None:
     python, golang = ports["python"], ports["golang"]
     assert python.start[0] == "{cache}/venv/bin/python" and not python.needs_source
     assert golang.needs_source and golang.toolchain == "go" and golang.start == ("{cache}/bin/golang-shim",)
-    raw = tomllib.loads((ROOT / "harness/ports.toml").read_text(encoding="utf-8"))
+    raw = tomllib.loads((ROOT / "toolnexus_conformance/shim/ports.toml").read_text(encoding="utf-8"))
     assert "{src}" in " ".join(raw["golang"]["build"][0])
     race = ports["golang-race"]
     assert race.needs_source and "--race" in race.build[0] and race.start == golang.start
@@ -126,7 +126,7 @@ def test_registry_entries_for_python_and_golang() -> None:
 
 
 def test_notes_a_build_step_prints_reach_the_resolved_port(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import ports
+    from toolnexus_conformance.shim import ports
 
     said = subprocess.CompletedProcess([], 0, stdout="building\nnote: the shim starts cold\nnote: and why\n", stderr="")
     monkeypatch.setattr(ports.subprocess, "run", lambda *a, **k: said)

@@ -1,4 +1,4 @@
-"""The java port's build step (harness/builders/java_shim.py): JDK detection, the input
+"""The java port's build step (toolnexus_conformance/builders/java_shim.py): JDK detection, the input
 stamp, and one-line failures. Hermetic: fake JDK folders stand in for real ones and Maven
 never runs."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.builders import java_shim as build
-from harness.builders import java_training
-from harness.paths import repo_root, shims_dir
+from toolnexus_conformance.builders import java_shim as build
+from toolnexus_conformance.builders import java_training
+from toolnexus_conformance.helpers.paths import repo_root, shims_dir
 
 SHIM = shims_dir() / "java"
 

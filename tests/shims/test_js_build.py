@@ -1,4 +1,4 @@
-"""The js port's build step (harness/builders/js_shim.py): what it accepts as a checkout, the
+"""The js port's build step (toolnexus_conformance/builders/js_shim.py): what it accepts as a checkout, the
 writable staged copy, the input stamp, and one-line failures. Hermetic: fake checkouts, and
 fake node/npm programs on PATH stand in for the real ones (they log their arguments and do
 what a test needs: write dist/index.js, or touch the lockfile)."""
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.builders import js_shim
-from harness.builders.common import BuildError
-from harness.ports import load_registry
+from toolnexus_conformance.builders import js_shim
+from toolnexus_conformance.builders.common import BuildError
+from toolnexus_conformance.shim.ports import load_registry
 
 
 def fake_checkout(root: Path, name: str = "toolnexus", lock: bool = True, read_only: bool = True) -> Path:
@@ -152,4 +152,4 @@ def test_registry_entry_for_js() -> None:
     js = load_registry()["js"]
     assert js.needs_source and js.toolchain == "npm"
     assert js.start == ("{cache}/node", "{root}/shims/js/shim.mjs", "{cache}/port/dist/index.js")
-    assert "{src}" in js.build[0] and "harness.builders.js_shim" in js.build[0]
+    assert "{src}" in js.build[0] and "toolnexus_conformance.builders.js_shim" in js.build[0]

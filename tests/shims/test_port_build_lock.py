@@ -10,7 +10,7 @@ import port_build_lock
 import pytest
 from build_once import run_folder
 
-from harness.ports import ResolvedPort
+from toolnexus_conformance.shim.ports import ResolvedPort
 
 
 def lock_is_held(path: Path) -> bool:

@@ -6,7 +6,7 @@ The conformance scenarios for ``register`` also need relay tools, which the js, 
 python ports lack, so on those ports this is the only run of their ``register`` path. A
 shim that ignored ``register`` would leave ``late`` out; one that registered before
 construction, or skipped the port's method, would let the second ``first`` replace the
-first. Each port is built with its registry entry (harness/ports.toml) and skipped, with
+first. Each port is built with its registry entry (toolnexus_conformance/shim/ports.toml) and skipped, with
 the reason, when this machine lacks its toolchain or a checkout.
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from port_build_lock import resolve_locked
 
-from harness.ports import load_registry
-from harness.shim_session import ShimSession
+from toolnexus_conformance.shim.ports import load_registry
+from toolnexus_conformance.shim.session import ShimSession
 
 CHECKOUT = os.environ.get("TOOLNEXUS_SRC")
 NO_CHECKOUT = "no registry here serves the port; set TOOLNEXUS_SRC to a toolnexus checkout to run it"

@@ -25,10 +25,10 @@ import pytest
 from build_once import shared_lock
 from port_build_lock import lock_name, resolve_locked
 
-from harness.builders import go_shim, java_shim
-from harness.builders.common import BuildError
-from harness.paths import repo_root
-from harness.ports import PortError, cache_dir
+from toolnexus_conformance.builders import go_shim, java_shim
+from toolnexus_conformance.builders.common import BuildError
+from toolnexus_conformance.helpers.paths import repo_root
+from toolnexus_conformance.shim.ports import PortError, cache_dir
 
 ROOT = repo_root()
 HONESTY = Path(__file__).resolve().parent / "honesty"

@@ -1,0 +1,276 @@
+"""Scenario files as pytest collectors, and one test item per variant.
+
+An item only orchestrates: it derives the variant's facts once, runs the variant through
+the port's shim (``runner``), has every rule evaluated (``evaluate``: one check per rule,
+the golden comparison included), has the outcomes judged against the port's expectations
+(``judge``), records the verdicts in the session's tally and renders the failures: the
+rule, the scenario file, a minimal diff, the shim's stderr tail and a rerun command.
+
+With the session's evaluator process (``evaluator_process``), the evaluation happens there,
+and an item runs the next item's variant while its own is evaluated; whatever that run
+gives (outcomes, evidence, an exception) belongs to the next item and is reported by it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from toolnexus_conformance.golden.files import write_golden
+from toolnexus_conformance.helpers.errors import HarnessError, OutgoingMessageTooLarge, ShimError
+from toolnexus_conformance.plugin.rerun import rerun_command
+from toolnexus_conformance.run.facts import Facts, facts_for
+from toolnexus_conformance.run.runner import RunRecord, run_variant
+from toolnexus_conformance.scenario.model import ScenarioError, Variant, load_scenario
+from toolnexus_conformance.scenario.relations import relations_of
+from toolnexus_conformance.verdict.evaluate import Outcome, unevaluated
+from toolnexus_conformance.verdict.judge import RuleVerdict, Verdict, judge
+from toolnexus_conformance.verdict.rules.golden import GOLDEN_RULES, golden_owner, golden_payload
+
+if TYPE_CHECKING:
+    from toolnexus_conformance.verdict.session import ConformanceSession
+
+REFERENCE_PORTS = {"reference"}
+
+
+class ConformanceFailure(Exception):
+    """A variant's outcomes did not match the port's expectations (rendered, no traceback)."""
+
+
+@dataclass
+class Evidence:
+    """What ``--artifacts`` keeps of a failing variant: the run (absent when the shim failed
+    mid-run), every JSON-RPC line of it, and the shim's stderr as far as it is kept."""
+
+    record: RunRecord | None
+    jsonrpc: list[tuple[str, str]]
+    stderr: str
+
+
+@dataclass
+class VariantRun:
+    """A variant's run, by its own item or, one item ahead, by the item before it: the
+    record still to evaluate (and its evaluator token), or the outcomes known without the
+    checks (a transport, capability or scenario problem), and the shim's stderr tail."""
+
+    facts: Facts
+    outcomes: list[Outcome]
+    stderr_tail: str
+    record: RunRecord | None = None
+    rules: list[str] = field(default_factory=list)
+    token: int | None = None
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Any:
+        conformance: ConformanceSession = self.config.stash[SESSION_KEY]
+        try:
+            scenario = load_scenario(self.path)
+        except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        for variant in scenario.variants():
+            # Implicit rules (golden.*, keys.*, absent.*) count too, so --rule=keys.* selects.
+            if not any(conformance.selected(rule) for rule in _rules_of(variant)):
+                continue
+            yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
+
+
+def run_scenario_variant() -> None:
+    """syrupy locates goldens through an item's function object; this is it."""
+
+
+class VariantItem(pytest.Item):
+    def __init__(self, *, variant: Variant, callobj: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.variant = variant
+        self.obj = callobj
+        self._evidence: Evidence | None = None
+        # Set by the plugin before this item runs: the variant item that runs after it.
+        self.next_variant: VariantItem | None = None
+        self._ahead: VariantRun | Exception | None = None
+        for rule in variant.scenario.rules:
+            self.add_marker(_rule_mark(rule))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"scenario {self.variant.node_id}"
+
+    def runtest(self) -> None:
+        conformance: ConformanceSession = self.config.stash[SESSION_KEY]
+        conformance.scenarios_run.add(self.variant.scenario.id)
+        if not self.variant.uncalled_relay:
+            conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
+        run, self._ahead = self._ahead, None
+        if isinstance(run, Exception):
+            raise run
+        if run is None:
+            run = self._run(conformance, facts_for(self.variant))
+        facts = run.facts
+        following = self.next_variant
+        if following is not None and conformance.evaluator is not None:
+            # Run the next variant now, while the evaluator process checks this one.
+            following._run_ahead(conformance)
+        outcomes = run.outcomes if run.record is None else conformance.evaluator_outcomes(run.token, run.record, run.rules)
+        verdict = judge(facts.node_id, outcomes, conformance.listed_reason, conformance.level, conformance.listed_flaky)
+        conformance.record_verdict(facts.scenario_id, verdict)
+        if verdict.failed:
+            if self._evidence is not None:
+                self._save_artifacts(conformance, self._evidence)
+            raise ConformanceFailure(self._render(conformance, self._problems(conformance, verdict), run.stderr_tail))
+
+    def _run_ahead(self, conformance: ConformanceSession) -> None:
+        try:
+            self._ahead = self._run(conformance, facts_for(self.variant))
+        except Exception as exc:  # noqa: BLE001 - raised again by this item's own runtest
+            self._ahead = exc
+
+    def _run(self, conformance: ConformanceSession, facts: Facts) -> VariantRun:
+        """Run the variant; its outcomes when they are known without the checks."""
+        rules = [r for r in _rules_of(self.variant) if conformance.selected(r)]
+        try:
+            handshake = conformance.handshake()
+        except ShimError as exc:
+            return VariantRun(facts, unevaluated(rules, "transport", str(exc)), exc.stderr_tail)
+        missing = sorted(self.variant.requires - set(handshake.capabilities))
+        if missing:
+            why = f"the port does not declare the capabilities {missing} this variant needs"
+            return VariantRun(facts, unevaluated(rules, "capability", why), "")
+        shim = conformance.shim()
+        mark = shim.process.transcript.mark()
+        try:
+            record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
+        except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
+            return VariantRun(facts, unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), "")
+        except HarnessError as exc:
+            # The exception holds the crashed process's stderr; the shim may have a new one by now.
+            stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
+            self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
+            return VariantRun(facts, unevaluated(rules, "transport", str(exc)), stderr)
+        self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
+        conformance.counterparts.keep(self.variant, record)
+        for relation in relations_of(self.variant):
+            if relation.rule in rules:
+                record.counterparts[relation.rule] = conformance.counterparts.counterpart(
+                    relation, handshake, shim, conformance.provider(), conformance.port.timeout
+                )
+        if self._writes_golden(conformance, record, facts):
+            rules = [r for r in rules if r != _owner(self.variant)]
+        return VariantRun(facts, [], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))
+
+    def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
+        """--snapshot-update on the reference writes this variant's golden (through
+        syrupy's extension) instead of comparing with it. The comparison itself is the
+        golden rule's check."""
+        if self.variant.uncalled_relay:
+            return False
+        if conformance.update_goldens and conformance.port.name in REFERENCE_PORTS:
+            write_golden(self, golden_payload(record, facts))
+            return True
+        return False
+
+    def _problems(self, conformance: ConformanceSession, verdict: Verdict) -> list[str]:
+        problems: list[str] = []
+        # A transport or capability failure hits every rule alike: say it once, name the rules.
+        shared: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for rv in verdict.rules:
+            if rv.unexpected_pass:
+                problems.append(
+                    f"[{rv.rule}] passes now but is listed as an expected failure ({verdict.key(rv.rule)}); "
+                    f"update the file: {conformance.regenerate_command}"
+                )
+            if rv.status != "fail":
+                continue
+            reason = rv.outcome.reason
+            if rv.listed_reason is None and reason in {"transport", "capability", "scenario"}:
+                shared.setdefault((reason, rv.outcome.evidence), []).append(rv.rule)
+                continue
+            problems.append(_rule_problem(rv))
+        for (reason, messages), rules in shared.items():
+            named = " ".join(f"[{rule}] (normative, {reason})" for rule in rules)
+            problems.insert(0, "\n".join([named, *messages]))
+        return problems
+
+    def _render(self, conformance: ConformanceSession, problems: list[str], stderr_tail: str) -> str:
+        lines = [f"scenario {self.variant.node_id} ({self.path.name}) on port {conformance.port.name}:", ""]
+        lines += [p + "\n" for p in problems]
+        if stderr_tail.strip():
+            lines.append("shim stderr (tail):")
+            lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
+        lines.append(f"rerun: {rerun_command(self, conformance.port.selector, conformance.expectations.path)}")
+        return "\n".join(lines)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailure | HarnessError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def _save_artifacts(self, conformance: ConformanceSession, evidence: Evidence) -> None:
+        if conformance.artifacts is None:
+            return
+        conformance.artifacts.mkdir(parents=True, exist_ok=True)
+        name = self.variant.node_id.replace("[", "__").replace("]", "")
+        phases = evidence.record.phases if evidence.record is not None else []
+        data = {
+            "variant": self.variant.node_id,
+            "phases": [
+                {"entry": p.entry, "params": p.params, "requests": p.requests, "reply": p.raw_reply, "error": p.error,
+                 "waitFor": p.host.wait_for, "saves": p.host.saves,
+                 "hostAnswers": [{"request": e.request, "answer": e.answer} for e in p.host.exchanges]}
+                for p in phases
+            ],
+            "jsonrpc": [{"direction": direction, "line": line} for direction, line in evidence.jsonrpc],
+            "stderr": evidence.stderr.splitlines(),
+        }
+        (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def _rule_problem(rv: RuleVerdict) -> str:
+    head = f"[{rv.rule}] ({rv.level}, {rv.outcome.reason})"
+    if rv.listed_reason is not None:
+        head += f" — expected to fail as {rv.listed_reason!r}, failed as {rv.outcome.reason!r}"
+    return "\n".join([head, *rv.outcome.evidence])
+
+
+def restarts_shim(item: pytest.Item) -> bool:
+    """The item is a variant that resumes in a restarted shim (a hint for spawning ahead)."""
+    variant = getattr(item, "variant", None)
+    if not isinstance(variant, Variant) or variant.resume_entry is None:
+        return False
+    return bool((variant.scenario.data.get("resume") or {}).get("restartShim"))
+
+
+def _owner(variant: Variant) -> str:
+    return golden_owner(uncalled_relay=variant.uncalled_relay)
+
+
+def _rules_of(variant: Variant) -> list[str]:
+    """Cited + implicit rules, minus the golden rules this variant's comparison does not prove."""
+    owner = _owner(variant)
+    cited = [*variant.scenario.rules, *_implicit(variant)]
+    return [r for r in dict.fromkeys(cited) if r not in GOLDEN_RULES or r == owner or r == "relay.uncalled-inert"]
+
+
+def _implicit(variant: Variant) -> tuple[str, ...]:
+    """Rules every variant of this kind is checked against, cited or not."""
+    from toolnexus_conformance.verdict.session import IMPLICIT_RULES
+
+    extra: tuple[str, ...] = ()
+    if variant.uncalled_relay:
+        extra = ("relay.uncalled-inert",)
+    elif variant.scenario.relay_free:
+        extra = ("absent.byte-identical",)
+    return tuple(r for r in (*IMPLICIT_RULES, *extra) if r not in variant.scenario.rules)
+
+
+SESSION_KEY = pytest.StashKey["ConformanceSession"]()
+
+
+@cache
+def _rule_mark(rule: str) -> pytest.MarkDecorator:
+    """The ``rule`` marker of one rule id: built once and shared by every variant citing it
+    (a MarkDecorator is immutable; building ~7000 of them was a tenth of collection)."""
+    return pytest.mark.rule(rule)

@@ -1,0 +1,119 @@
+"""The counterpart runs a session's relations compare with (see :mod:`toolnexus_conformance.scenario.relations`).
+
+A relation compares a variant with another run of the same port: the port's own run of
+another variant of the scenario (kept when the session ran it already, else run now), or the
+same variant on the port's build without relay support (its ``baseline`` in ports.toml,
+started beside the port's own shim). Every counterpart is normalized exactly as a golden is,
+so the one comparison and its normalization rows apply.
+
+Where no counterpart can be had, the relation is not judged and says why: the port has no
+relay support (absent.byte-identical holds by construction), no baseline build is configured
+or given, or the counterpart run itself failed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.golden.normalize import normalize
+from toolnexus_conformance.helpers.errors import HarnessError
+from toolnexus_conformance.run.facts import facts_for
+from toolnexus_conformance.run.observables import observables
+from toolnexus_conformance.run.runner import RunRecord, run_variant
+from toolnexus_conformance.scenario.model import Variant
+from toolnexus_conformance.scenario.relations import Counterpart, Relation, related_by_others
+from toolnexus_conformance.shim.ports import PortError, ResolvedPort, load_registry, resolve
+from toolnexus_conformance.shim.session import Handshake, ShimSession
+
+__all__ = ["BASELINE_SRC_ENV", "CounterpartRuns", "resolve_baseline"]
+
+BASELINE_SRC_ENV = "TOOLNEXUS_BASELINE_SRC"
+NO_RELAY = (
+    "the port declares no relay support: it is itself a client without relay, so ADR 0010 decision 5 "
+    "holds by construction"
+)
+
+
+def resolve_baseline(port: str, baseline_src: str | None, *, build: bool) -> tuple[ResolvedPort | None, str]:
+    """The port's build without relay support, or ``None`` and why there is none."""
+    registry = load_registry()
+    spec = registry.get(port)
+    if spec is None or spec.baseline is None:
+        return None, f"no build of port {port!r} without relay support is configured (ports.toml: `baseline`)"
+    base = registry.get(spec.baseline)
+    if base is None:
+        return None, f"port {port!r} names the baseline {spec.baseline!r}, which ports.toml does not define"
+    src = baseline_src or os.environ.get(BASELINE_SRC_ENV) or None
+    if base.needs_source and not src:
+        return None, (
+            f"port {port!r}'s baseline {base.name!r} is built from a checkout of its last release before relay: "
+            f"pass --baseline-src=PATH (or set {BASELINE_SRC_ENV})"
+        )
+    try:
+        return resolve(base.name, None, src if base.takes_source else None, None, build=build), ""
+    except PortError as exc:
+        return None, f"the baseline {base.name!r} could not be built: {exc}"
+
+
+@dataclass
+class CounterpartRuns:
+    """The counterparts of one session: the port's records other variants relate to, and the
+    baseline port's shim."""
+
+    baseline: ResolvedPort | None = None
+    baseline_why: str = "no baseline was resolved"
+    start: Callable[[ResolvedPort], ShimSession] | None = None
+    _kept: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _baseline_shim: ShimSession | None = None
+
+    def keep(self, variant: Variant, record: RunRecord) -> None:
+        """Keep a run's normalized observables when another variant relates to it."""
+        if related_by_others(variant):
+            self._kept[variant.node_id] = normalize(observables(record))
+
+    def counterpart(
+        self, relation: Relation, handshake: Handshake, own_shim: ShimSession, provider: FakeProvider, timeout: float
+    ) -> Counterpart:
+        if not relation.baseline:
+            kept = self._kept.get(relation.counterpart.node_id)
+            if kept is not None:
+                return Counterpart(kept)
+            found = self._run(relation.counterpart, own_shim, provider, timeout, handshake)
+            if found.observables is not None and related_by_others(relation.counterpart):
+                self._kept[relation.counterpart.node_id] = found.observables
+            return found
+        if "relay" not in handshake.capabilities:
+            return Counterpart(None, NO_RELAY)
+        if self.baseline is None:
+            return Counterpart(None, self.baseline_why)
+        shim = self._baseline()
+        try:
+            baseline_handshake = shim.ensure_alive()
+        except HarnessError as exc:
+            return Counterpart(None, f"the baseline {self.baseline.name!r} did not start: {exc}")
+        return self._run(relation.counterpart, shim, provider, self.baseline.timeout, baseline_handshake)
+
+    def _baseline(self) -> ShimSession:
+        if self._baseline_shim is None:
+            assert self.baseline is not None and self.start is not None
+            self._baseline_shim = self.start(self.baseline)
+        return self._baseline_shim
+
+    @staticmethod
+    def _run(variant: Variant, shim: ShimSession, provider: FakeProvider, timeout: float, handshake: Handshake) -> Counterpart:
+        missing = sorted(variant.requires - set(handshake.capabilities))
+        if missing:
+            return Counterpart(None, f"the counterpart {variant.node_id} needs the capabilities {missing}")
+        try:
+            record = run_variant(variant, shim, provider, timeout=timeout, facts=facts_for(variant), declarations=False)
+        except HarnessError as exc:
+            return Counterpart(None, f"the counterpart run {variant.node_id} failed: {exc}")
+        return Counterpart(normalize(observables(record)))
+
+    def close(self) -> None:
+        if self._baseline_shim is not None:
+            self._baseline_shim.close()

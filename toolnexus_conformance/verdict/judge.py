@@ -1,0 +1,87 @@
+"""Judgement: a variant's outcomes, the port's expectations and the rule levels in, one
+verdict per rule out — pass, fail, expected-fail, gap or n/a.
+
+This is the only module that knows expectations and levels. An advisory rule's failure
+is a spec gap, never a failure; a normative rule's failure listed in the expectations with
+the same reason is an expected failure; a listed failure that passes now is reported so
+the file is updated; when nothing could be evaluated, normative rules fail for that
+reason and advisory ones are not applicable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from toolnexus_conformance.verdict.evaluate import FAIL, NOT_APPLICABLE, PASS, UNEVALUATED, Outcome
+
+VERDICTS = ("pass", "fail", "expected-fail", "gap", "n/a")
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    rule: str
+    status: str  # one of VERDICTS
+    level: str
+    outcome: Outcome
+    listed_reason: str | None  # the expectations entry's reason, when the failure is listed
+    flaky: bool = False  # the entry says the port fails this only sometimes (a race in the port)
+
+    @property
+    def key_reason(self) -> str:
+        return self.outcome.reason
+
+    @property
+    def unexpected_pass(self) -> bool:
+        return self.status == "pass" and self.listed_reason is not None and not self.flaky
+
+    @property
+    def is_problem(self) -> bool:
+        return self.status == "fail" or self.unexpected_pass
+
+
+@dataclass(frozen=True)
+class Verdict:
+    node_id: str
+    rules: tuple[RuleVerdict, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(r.is_problem for r in self.rules)
+
+    def key(self, rule: str) -> str:
+        return f"{self.node_id}::{rule}"
+
+
+def judge(
+    node_id: str,
+    outcomes: Iterable[Outcome],
+    listed: Callable[[str], str | None],
+    level: Callable[[str], str],
+    flaky: Callable[[str], bool] = lambda _key: False,
+) -> Verdict:
+    """``listed(key)`` gives the reason an expectations entry lists for ``node::rule`` (or
+    None); ``level(rule)`` gives ``normative`` or ``advisory``; ``flaky(key)`` says the entry
+    is marked flaky, so a pass is not reported as a stale entry."""
+    verdicts = []
+    for outcome in outcomes:
+        rule_level = level(outcome.rule)
+        key = f"{node_id}::{outcome.rule}"
+        reason = listed(key)
+        status = _status(outcome, rule_level, reason)
+        verdicts.append(RuleVerdict(outcome.rule, status, rule_level, outcome, reason, reason is not None and flaky(key)))
+    return Verdict(node_id, tuple(verdicts))
+
+
+def _status(outcome: Outcome, level: str, listed_reason: str | None) -> str:
+    if outcome.status == PASS:
+        return "pass"
+    if outcome.status == NOT_APPLICABLE:
+        return "n/a"
+    if outcome.status == UNEVALUATED and level == "advisory":
+        return "n/a"
+    if outcome.status == FAIL and level == "advisory":
+        return "gap"
+    if outcome.status not in {FAIL, UNEVALUATED}:
+        raise ValueError(f"unknown outcome status {outcome.status!r} for {outcome.rule}")
+    return "expected-fail" if listed_reason == outcome.reason else "fail"
