@@ -24,7 +24,6 @@ sys.path.insert(0, str(ROOT))
 
 from toolnexus_conformance.fake_provider import FakeProvider  # noqa: E402
 from toolnexus_conformance.helpers.paths import scenarios_dir  # noqa: E402
-from toolnexus_conformance.plugin.items import _rules_of  # noqa: E402
 from toolnexus_conformance.run.facts import facts_for  # noqa: E402
 from toolnexus_conformance.run.runner import RunRecord, run_variant  # noqa: E402
 from toolnexus_conformance.scenario.model import Variant, load_scenario, scenario_files  # noqa: E402
@@ -32,6 +31,7 @@ from toolnexus_conformance.shim.ports import resolve  # noqa: E402
 from toolnexus_conformance.shim.session import ShimSession  # noqa: E402
 from toolnexus_conformance.verdict.evaluate import evaluate  # noqa: E402
 from toolnexus_conformance.verdict.rules import load_all  # noqa: E402
+from toolnexus_conformance.verdict.selection import rules_of  # noqa: E402
 
 
 def variants(only: str | None) -> list[Variant]:
@@ -61,7 +61,7 @@ def main() -> int:
                 records.append(run_variant(variant, shim, provider, timeout=30, facts=facts_for(variant)))
             run_s = time.process_time() - started
             started = time.process_time()
-            outcomes = [evaluate(r, r.facts, _rules_of(r.variant), checks) for r in records]
+            outcomes = [evaluate(r, r.facts, rules_of(r.variant), checks) for r in records]
             judge_s = time.process_time() - started
             failed = sum(1 for found in outcomes for o in found if o.status == "fail")
             best_run, best_judge = min(best_run, run_s), min(best_judge, judge_s)

@@ -12,7 +12,6 @@ import pytest
 
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.paths import scenarios_dir
-from toolnexus_conformance.plugin.items import _rules_of
 from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import load_scenario
 from toolnexus_conformance.shim.session import ShimSession
@@ -20,6 +19,7 @@ from toolnexus_conformance.verdict import evaluator_process
 from toolnexus_conformance.verdict.evaluate import evaluate
 from toolnexus_conformance.verdict.evaluator_process import EvaluatorProcess
 from toolnexus_conformance.verdict.rules import load_all
+from toolnexus_conformance.verdict.selection import rules_of
 
 # A relay-free, a relay and a durable-resume scenario: records with and without phases 2.
 SCENARIOS = ("loop-tool-loop", "relay-single-durable", "susp-waitfor-concurrent")
@@ -57,7 +57,7 @@ def own_evaluator() -> Iterator[EvaluatorProcess]:
 
 
 def _here(record: RunRecord) -> list:
-    return evaluate(record, record.facts, _rules_of(record.variant), load_all())
+    return evaluate(record, record.facts, rules_of(record.variant), load_all())
 
 
 def test_outcomes_from_the_evaluator_process_are_those_of_pytests_process(
@@ -65,9 +65,9 @@ def test_outcomes_from_the_evaluator_process_are_those_of_pytests_process(
 ) -> None:
     assert evaluator.wait_ready(START_S), evaluator.fallbacks
     cases = [*records, *(_broken(r) for r in records)]
-    tokens = [evaluator.submit(r, _rules_of(r.variant)) for r in cases]
+    tokens = [evaluator.submit(r, rules_of(r.variant)) for r in cases]
     assert None not in tokens, "a ready evaluator takes every record"
-    remote = [evaluator.outcomes(t, r, _rules_of(r.variant)) for t, r in zip(tokens, cases, strict=True)]
+    remote = [evaluator.outcomes(t, r, rules_of(r.variant)) for t, r in zip(tokens, cases, strict=True)]
     assert remote == [_here(r) for r in cases]
     assert any(o.status == "fail" and o.evidence for found in remote[len(records):] for o in found), "the broken runs fail"
     assert evaluator.fallbacks == []
@@ -79,7 +79,7 @@ def test_a_killed_evaluator_leaves_the_verdicts_to_pytests_process_and_says_so(
     evaluator = own_evaluator
     assert evaluator.wait_ready(START_S)
     record = _broken(records[0])
-    token = evaluator.submit(record, _rules_of(record.variant))
+    token = evaluator.submit(record, rules_of(record.variant))
     assert token is not None
     worker = evaluator._process
     assert worker is not None
@@ -87,10 +87,10 @@ def test_a_killed_evaluator_leaves_the_verdicts_to_pytests_process_and_says_so(
     worker.wait()
     evaluator._reader.join(5)  # it has seen the worker go
     # Answered before the kill or not, the outcomes are those of pytest's process.
-    assert evaluator.outcomes(token, record, _rules_of(record.variant)) == _here(record)
+    assert evaluator.outcomes(token, record, rules_of(record.variant)) == _here(record)
     later = records[1]
-    assert evaluator.submit(later, _rules_of(later.variant)) is None
-    assert evaluator.outcomes(None, later, _rules_of(later.variant)) == _here(later)
+    assert evaluator.submit(later, rules_of(later.variant)) is None
+    assert evaluator.outcomes(None, later, rules_of(later.variant)) == _here(later)
     assert evaluator.fallbacks[-1] == f"{later.facts.node_id}: the evaluator process exited (code -9)"
     assert all(f.endswith("the evaluator process exited (code -9)") for f in evaluator.fallbacks), evaluator.fallbacks
 
@@ -101,8 +101,8 @@ def test_an_evaluator_that_never_starts_is_not_used(monkeypatch: pytest.MonkeyPa
     try:
         assert not broken.wait_ready(START_S)
         record = records[0]
-        assert broken.submit(record, _rules_of(record.variant)) is None
-        assert broken.outcomes(None, record, _rules_of(record.variant)) == _here(record)
+        assert broken.submit(record, rules_of(record.variant)) is None
+        assert broken.outcomes(None, record, rules_of(record.variant)) == _here(record)
         assert broken.fallbacks == [
             f"{record.facts.node_id}: the evaluator process exited before it was ready (code 1: cannot load the checks)"
         ]
@@ -119,11 +119,11 @@ def test_a_stuck_evaluator_is_given_up_on(monkeypatch: pytest.MonkeyPatch, recor
     try:
         assert process.wait_ready(START_S)
         record = records[0]
-        token = process.submit(record, _rules_of(record.variant))
+        token = process.submit(record, rules_of(record.variant))
         assert token is not None
-        assert process.outcomes(token, record, _rules_of(record.variant)) == _here(record)
+        assert process.outcomes(token, record, rules_of(record.variant)) == _here(record)
         assert process.fallbacks == [f"{record.facts.node_id}: the evaluator process gave no answer within 0.3 s"]
-        assert process.submit(record, _rules_of(record.variant)) is None, "a stuck evaluator is not asked again"
+        assert process.submit(record, rules_of(record.variant)) is None, "a stuck evaluator is not asked again"
     finally:
         process.close()
 
@@ -132,11 +132,11 @@ def test_a_record_that_cannot_travel_is_evaluated_here(evaluator: EvaluatorProce
     assert evaluator.wait_ready(START_S)
     record = records[0]
     odd = dataclasses.replace(record, phases=[dataclasses.replace(record.first, params={**record.first.params, "x": lambda: 0})])
-    assert evaluator.submit(odd, _rules_of(odd.variant)) is None
-    assert evaluator.outcomes(None, odd, _rules_of(odd.variant)) == _here(odd)
+    assert evaluator.submit(odd, rules_of(odd.variant)) is None
+    assert evaluator.outcomes(None, odd, rules_of(odd.variant)) == _here(odd)
     assert len(evaluator.fallbacks) == 1 and "the record could not be pickled" in evaluator.fallbacks[0]
     evaluator.fallbacks.clear()
-    assert evaluator.submit(record, _rules_of(record.variant)) is not None, "the next record goes to the evaluator again"
+    assert evaluator.submit(record, rules_of(record.variant)) is not None, "the next record goes to the evaluator again"
 
 
 def test_an_error_in_the_evaluator_is_told_and_the_record_evaluated_here(
@@ -155,8 +155,8 @@ def test_an_error_in_the_evaluator_is_told_and_the_record_evaluated_here(
     try:
         assert process.wait_ready(START_S)
         record = records[0]
-        token = process.submit(record, _rules_of(record.variant))
-        assert process.outcomes(token, record, _rules_of(record.variant)) == _here(record)
+        token = process.submit(record, rules_of(record.variant))
+        assert process.outcomes(token, record, rules_of(record.variant)) == _here(record)
         assert process.fallbacks == [f"{record.facts.node_id}: the evaluator raised MemoryError: out of memory"]
     finally:
         process.close()

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from toolnexus_conformance.verdict.session import IMPLICIT_RULES
+from toolnexus_conformance.verdict.selection import IMPLICIT_RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from plugin_runner import SCENARIO, run_pytest
 
+from toolnexus_conformance.plugin.usage import requested_workers
+
 ERROR = re.compile(r"^ERROR: (.*)$", re.MULTILINE)
 
 
@@ -60,6 +62,15 @@ def test_n_without_xdist_says_what_to_install(tmp_path: Path) -> None:
                      env_extra={"PYTHONPATH": str(hide), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})  # fmt: skip
     assert run.code == 4
     assert _one_error(run.output).startswith("-n 2 runs tests in parallel with pytest-xdist, which is not installed here: pip install pytest-xdist")
+
+
+@pytest.mark.parametrize(
+    ("args", "workers"),
+    [(["-n", "2"], "2"), (["-n2"], "2"), (["-n=auto"], "auto"), (["--numprocesses", "3"], "3"),
+     (["--numprocesses=auto"], "auto"), (["-q", "--port=reference"], None), (["--", "-n", "2"], None)],
+)
+def test_the_workers_asked_for_are_read_off_the_command_line(args: list[str], workers: str | None) -> None:
+    assert requested_workers(args) == workers
 
 
 def test_update_expectations_says_what_it_wrote_and_exits_0(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """What the ports' build helpers share: their error type, running one build command, and
 the command-line frame (parse arguments, build, print one line, exit 0 or 1).
 
-Standard library only, and nothing from the rest of the harness: a helper runs as its own
-process (``python -m toolnexus_conformance.builders.<name>``) from a checkout or an installed wheel.
+A helper runs as its own process (``python -m toolnexus_conformance.builders.<name>``) from
+a checkout or an installed wheel; of the rest of the package it needs only the port
+registry's note prefix, the protocol by which a build step tells the registry what to show.
 """
 
 from __future__ import annotations
@@ -14,13 +15,10 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from toolnexus_conformance.shim.ports import NOTE_PREFIX
+
 TAIL_LINES = 25  # enough of a compiler's or pip's output to show the first real error
 
-
-# A line a build step prints with this prefix is shown in the run's summary even when the
-# build succeeds: something the user should know about the shim it built (e.g. it will run
-# slower than it could, and why).
-NOTE_PREFIX = "note: "
 NOTES_FILE = "build.notes"  # where a build keeps its notes, so a reused build says them again
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from toolnexus_conformance.differential.finds import pytest_command, write_find
 from toolnexus_conformance.differential.pool import DEFAULT_PAIRS, SearchResult, default_workers, search
 from toolnexus_conformance.differential.rules import RELATIONS
-from toolnexus_conformance.differential.search import Features, _shim
+from toolnexus_conformance.differential.search import Features, shim_for
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import HarnessError
 from toolnexus_conformance.shim.ports import ResolvedPort, resolve
@@ -100,7 +100,7 @@ def _write_find(args: argparse.Namespace, result: SearchResult, label: str, expe
         provider = FakeProvider().start()
         stack.callback(provider.stop)
         return write_find(scenario, port=label, against=args.against, rule=", ".join(result.rules), reason="differential",
-                          expected=_shim(expected, stack), provider=provider, out=args.out)
+                          expected=shim_for(expected, stack), provider=provider, out=args.out)
 
 
 def _search_past_known(args: argparse.Namespace) -> int:
@@ -111,8 +111,8 @@ def _search_past_known(args: argparse.Namespace) -> int:
     from toolnexus_conformance.differential.known import run_known  # it imports this module
 
     with ExitStack() as stack:
-        under_test = _shim(resolve(args.port, args.port_cmd, args.port_src, None), stack)
-        expected = _shim(args.against, stack)
+        under_test = shim_for(resolve(args.port, args.port_cmd, args.port_src, None), stack)
+        expected = shim_for(args.against, stack)
         features = Features.shared_by(under_test, expected)
         provider = FakeProvider().start()
         stack.callback(provider.stop)

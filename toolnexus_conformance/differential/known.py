@@ -44,7 +44,6 @@ from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.golden.compare import compare_variant
 from toolnexus_conformance.golden.normalize import normalize
 from toolnexus_conformance.helpers.errors import HarnessError
-from toolnexus_conformance.plugin.items import _rules_of
 from toolnexus_conformance.run.facts import facts_for
 from toolnexus_conformance.run.observables import observables
 from toolnexus_conformance.run.runner import run_variant
@@ -54,7 +53,7 @@ from toolnexus_conformance.verdict.evaluate import FAIL, Outcome, evaluate
 from toolnexus_conformance.verdict.expectations import Expectations
 from toolnexus_conformance.verdict.rules import Check, load_all
 from toolnexus_conformance.verdict.rules.golden import GOLDEN_RULES, golden_owner
-from toolnexus_conformance.verdict.session import load_rules
+from toolnexus_conformance.verdict.selection import load_rules, rules_of
 
 Kind = tuple[str, str]  # (rule, reason class)
 MAX_PATHS = 6  # per known golden kind, the most frequent first differing paths the summary lists
@@ -180,7 +179,7 @@ class Judge:
 
     def _variant(self, variant: Variant) -> tuple[list[Finding], list[Finding]]:
         facts = facts_for(variant)
-        rules = [r for r in _rules_of(variant) if r not in GOLDEN_RULES and self.levels.get(r, "normative") == "normative"]
+        rules = [r for r in rules_of(variant) if r not in GOLDEN_RULES and self.levels.get(r, "normative") == "normative"]
         owner = golden_owner(uncalled_relay=False)
         try:
             want = run_variant(variant, self.expected, self.provider, timeout=TIMEOUT_S, facts=facts)

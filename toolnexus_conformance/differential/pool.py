@@ -31,7 +31,7 @@ from typing import Any
 
 from toolnexus_conformance.differential.ahead import AheadSearch, PairRunner, Shims, Stopped
 from toolnexus_conformance.differential.rules import Reach
-from toolnexus_conformance.differential.search import Features, _shim, scenarios, search_settings
+from toolnexus_conformance.differential.search import Features, scenarios, search_settings, shim_for
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import HarnessError
 from toolnexus_conformance.helpers.gc_tuning import fewer_collections
@@ -223,8 +223,8 @@ def run_worker(job: WorkerJob, finder: LowestFinder) -> WorkerOutcome:
             # Zygotes first, so they stop after the shims they forked have closed. A port
             # search() warmed already is passed through as it is.
             warm_expected, warm_under_test = warm_ports([job.expected, job.under_test], stack)
-            expected = [_shim(warm_expected, stack) for _ in range(job.pairs)]
-            under_test = [_shim(warm_under_test, stack) for _ in range(job.pairs)]
+            expected = [shim_for(warm_expected, stack) for _ in range(job.pairs)]
+            under_test = [shim_for(warm_under_test, stack) for _ in range(job.pairs)]
             features = Features.shared_by(under_test[0], expected[0])
             provider = FakeProvider().start()
             stack.callback(provider.stop)

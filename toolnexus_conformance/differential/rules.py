@@ -45,7 +45,7 @@ from toolnexus_conformance.run.runner import RunRecord
 from toolnexus_conformance.scenario.model import Variant
 from toolnexus_conformance.verdict.evaluate import FAIL, NOT_APPLICABLE, evaluate
 from toolnexus_conformance.verdict.rules import Check, load_all
-from toolnexus_conformance.verdict.session import load_rules
+from toolnexus_conformance.verdict.selection import load_rules
 
 EVIDENCE_CHARS = 300  # of a finding's first evidence line, as printed
 REACH_CAP = 25  # per worker: scenarios a rule must be seen exercised in before reach stops asking its check

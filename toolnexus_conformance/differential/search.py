@@ -433,7 +433,7 @@ def differ(port_a: Endpoint, port_b: Endpoint, scenario: dict[str, Any], *,
            provider: FakeProvider | None = None) -> list[str]:
     """Every variant of ``scenario`` through both ports; the rendered failures (``port_a`` = expected)."""
     with ExitStack() as stack:
-        shim_a, shim_b = _shim(port_a, stack), _shim(port_b, stack)
+        shim_a, shim_b = shim_for(port_a, stack), shim_for(port_b, stack)
         if provider is None:
             provider = FakeProvider().start()
             stack.callback(provider.stop)
@@ -471,7 +471,8 @@ def _same_json(want: Any, got: Any) -> bool:
     return json.dumps(want, ensure_ascii=False) == json.dumps(got, ensure_ascii=False)
 
 
-def _shim(port: Endpoint, stack: ExitStack) -> ShimSession:
+def shim_for(port: Endpoint, stack: ExitStack) -> ShimSession:
+    """``port``'s shim session, started (and stopped by ``stack``) unless it is one already."""
     if isinstance(port, ShimSession):
         return port
     resolved = resolve(port, None, None, None) if isinstance(port, str) else port

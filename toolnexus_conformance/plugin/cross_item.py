@@ -24,8 +24,6 @@ from toolnexus_conformance.plugin.items import (
     ConformanceFailure,
     Evidence,
     VariantItem,
-    _rule_problem,
-    _rules_of,
 )
 from toolnexus_conformance.plugin.rerun import rerun_command
 from toolnexus_conformance.run.facts import Facts, facts_for
@@ -40,7 +38,8 @@ from toolnexus_conformance.verdict.evaluate import (
     failure_reason,
     unevaluated,
 )
-from toolnexus_conformance.verdict.judge import Verdict, judge
+from toolnexus_conformance.verdict.judge import Verdict, judge, rule_problem
+from toolnexus_conformance.verdict.selection import rules_of
 from toolnexus_conformance.verdict.session import ConformanceSession
 
 REASON_BY_ERROR = {"divergence", "port-error"}  # the classes failure_reason picks between
@@ -131,7 +130,7 @@ class CrossVariantItem(VariantItem):
     def _judged_outcomes(
         self, conformance: ConformanceSession, cross: CrossResume, facts: Facts
     ) -> tuple[list[Outcome], dict[str, Attribution], str]:
-        rules = [r for r in _rules_of(self.variant) if conformance.selected(r)]
+        rules = [r for r in rules_of(self.variant) if conformance.selected(r)]
         resumer = _Resumer(cross)
         shim = conformance.shim()
         mark = shim.process.transcript.mark()
@@ -223,7 +222,7 @@ class CrossVariantItem(VariantItem):
             place = places[rv.rule]
             where = " and ".join(f"in the {p} phase, on port {cross.port_of(p)}" for p in place.owners)
             where = f"fails {where}"
-            lines += [f"{_rule_problem(rv)}\n  -> {where} [{place.how}]", ""]
+            lines += [f"{rule_problem(rv)}\n  -> {where} [{place.how}]", ""]
         if stderr.strip():
             lines.append("shim stderr (tail):")
             lines += [f"  | {line}" for line in stderr.strip().splitlines()[-15:]]

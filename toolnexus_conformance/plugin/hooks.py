@@ -30,14 +30,15 @@ from toolnexus_conformance.plugin.collection import (
     scenarios_folder,
 )
 from toolnexus_conformance.plugin.items import SESSION_KEY, ConformanceFailure, VariantItem, restarts_shim
-from toolnexus_conformance.plugin.usage import add_xdist_stand_in, check_arguments, check_xdist_stand_in
+from toolnexus_conformance.plugin.usage import check_arguments, check_xdist_stand_in
 from toolnexus_conformance.reports import run_report as report
 from toolnexus_conformance.run.counterparts import resolve_baseline
 from toolnexus_conformance.shim.ports import PortError, ResolvedPort, resolve
 from toolnexus_conformance.shim.warm_session import shim_session
 from toolnexus_conformance.verdict.expectations import Expectations, ExpectationsError, load, write
 from toolnexus_conformance.verdict.run_completeness import RunShape, incomplete_reason
-from toolnexus_conformance.verdict.session import ConformanceSession, load_rules
+from toolnexus_conformance.verdict.selection import load_rules
+from toolnexus_conformance.verdict.session import ConformanceSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,7 +65,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--conformance-report", help="write the JSON report to this path, and the markdown matrix to its .md sibling"
     )
     cross_resume.add_options(group)
-    add_xdist_stand_in(parser)
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Before pytest parses the command line: ``-n`` without pytest-xdist, said plainly."""
+    check_xdist_stand_in(args)
 
 
 def runs_whole_suite_alone(config: pytest.Config) -> bool:
@@ -77,7 +82,6 @@ def runs_whole_suite_alone(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "rule(*ids): the SPEC.md rule ids (fixtures/rules.json) a test checks")
     port, port_cmd = config.getoption("port"), config.getoption("port_cmd")
-    check_xdist_stand_in(config)
     if cross_resume.requested(config) and not (port or port_cmd):
         raise pytest.UsageError("--resume-port needs --port (or --port-cmd): the port that runs the halting phase")
     check_arguments(config, port_given=bool(port or port_cmd))

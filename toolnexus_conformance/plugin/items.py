@@ -29,8 +29,9 @@ from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import ScenarioError, Variant, load_scenario
 from toolnexus_conformance.scenario.relations import relations_of
 from toolnexus_conformance.verdict.evaluate import Outcome, unevaluated
-from toolnexus_conformance.verdict.judge import RuleVerdict, Verdict, judge
-from toolnexus_conformance.verdict.rules.golden import GOLDEN_RULES, golden_owner, golden_payload
+from toolnexus_conformance.verdict.judge import Verdict, judge, rule_problem
+from toolnexus_conformance.verdict.rules.golden import golden_payload
+from toolnexus_conformance.verdict.selection import golden_owner_of, rules_of
 
 if TYPE_CHECKING:
     from toolnexus_conformance.verdict.session import ConformanceSession
@@ -75,7 +76,7 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(str(exc)) from None
         for variant in scenario.variants():
             # Implicit rules (golden.*, keys.*, absent.*) count too, so --rule=keys.* selects.
-            if not any(conformance.selected(rule) for rule in _rules_of(variant)):
+            if not any(conformance.selected(rule) for rule in rules_of(variant)):
                 continue
             yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
 
@@ -130,7 +131,7 @@ class VariantItem(pytest.Item):
 
     def _run(self, conformance: ConformanceSession, facts: Facts) -> VariantRun:
         """Run the variant; its outcomes when they are known without the checks."""
-        rules = [r for r in _rules_of(self.variant) if conformance.selected(r)]
+        rules = [r for r in rules_of(self.variant) if conformance.selected(r)]
         try:
             handshake = conformance.handshake()
         except ShimError as exc:
@@ -158,7 +159,7 @@ class VariantItem(pytest.Item):
                     relation, handshake, shim, conformance.provider(), conformance.port.timeout
                 )
         if self._writes_golden(conformance, record, facts):
-            rules = [r for r in rules if r != _owner(self.variant)]
+            rules = [r for r in rules if r != golden_owner_of(self.variant)]
         return VariantRun(facts, [], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))
 
     def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
@@ -188,7 +189,7 @@ class VariantItem(pytest.Item):
             if rv.listed_reason is None and reason in {"transport", "capability", "scenario"}:
                 shared.setdefault((reason, rv.outcome.evidence), []).append(rv.rule)
                 continue
-            problems.append(_rule_problem(rv))
+            problems.append(rule_problem(rv))
         for (reason, messages), rules in shared.items():
             named = " ".join(f"[{rule}] (normative, {reason})" for rule in rules)
             problems.insert(0, "\n".join([named, *messages]))
@@ -228,42 +229,12 @@ class VariantItem(pytest.Item):
         (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
-def _rule_problem(rv: RuleVerdict) -> str:
-    head = f"[{rv.rule}] ({rv.level}, {rv.outcome.reason})"
-    if rv.listed_reason is not None:
-        head += f" — expected to fail as {rv.listed_reason!r}, failed as {rv.outcome.reason!r}"
-    return "\n".join([head, *rv.outcome.evidence])
-
-
 def restarts_shim(item: pytest.Item) -> bool:
     """The item is a variant that resumes in a restarted shim (a hint for spawning ahead)."""
     variant = getattr(item, "variant", None)
     if not isinstance(variant, Variant) or variant.resume_entry is None:
         return False
     return bool((variant.scenario.data.get("resume") or {}).get("restartShim"))
-
-
-def _owner(variant: Variant) -> str:
-    return golden_owner(uncalled_relay=variant.uncalled_relay)
-
-
-def _rules_of(variant: Variant) -> list[str]:
-    """Cited + implicit rules, minus the golden rules this variant's comparison does not prove."""
-    owner = _owner(variant)
-    cited = [*variant.scenario.rules, *_implicit(variant)]
-    return [r for r in dict.fromkeys(cited) if r not in GOLDEN_RULES or r == owner or r == "relay.uncalled-inert"]
-
-
-def _implicit(variant: Variant) -> tuple[str, ...]:
-    """Rules every variant of this kind is checked against, cited or not."""
-    from toolnexus_conformance.verdict.session import IMPLICIT_RULES
-
-    extra: tuple[str, ...] = ()
-    if variant.uncalled_relay:
-        extra = ("relay.uncalled-inert",)
-    elif variant.scenario.relay_free:
-        extra = ("absent.byte-identical",)
-    return tuple(r for r in (*IMPLICIT_RULES, *extra) if r not in variant.scenario.rules)
 
 
 SESSION_KEY = pytest.StashKey["ConformanceSession"]()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import importlib.util
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,6 @@ from toolnexus_conformance.helpers.paths import scenarios_dir
 from toolnexus_conformance.plugin.collection import real_path
 
 # The option pytest-xdist would own, registered only when it is not installed.
-XDIST_DEST = "toolnexus_numprocesses"
 XDIST_HINT = "pip install pytest-xdist (the harness depends on it; a wheel installed with --no-deps lacks it)"
 
 
@@ -28,22 +28,32 @@ def xdist_installed() -> bool:
     return importlib.util.find_spec("xdist") is not None
 
 
-def add_xdist_stand_in(parser: pytest.Parser) -> None:
-    """Without pytest-xdist, ``-n N`` would end in argparse's "unrecognized arguments": take
-    the option, so ``check_xdist_stand_in`` can say what is missing."""
+def check_xdist_stand_in(args: Sequence[str]) -> None:
+    """Without pytest-xdist, ``-n N`` would end in argparse's "unrecognized arguments": say
+    what is missing instead. Called with the command line before pytest parses it, so the
+    plugin needs no option of xdist's (pytest reserves lowercase short options)."""
     if xdist_installed():
         return
-    group = parser.getgroup("toolnexus-conformance")
-    # pytest reserves lowercase short options for itself and xdist's; this stands in for xdist's.
-    group._addoption("-n", "--numprocesses", dest=XDIST_DEST, help="(needs pytest-xdist, which is not installed)")
-
-
-def check_xdist_stand_in(config: pytest.Config) -> None:
-    given = config.getoption(XDIST_DEST, default=None)
+    given = requested_workers(args)
     if given is not None:
         raise pytest.UsageError(
             f"-n {given} runs tests in parallel with pytest-xdist, which is not installed here: {XDIST_HINT}"
         )
+
+
+def requested_workers(args: Sequence[str]) -> str | None:
+    """What ``-n``/``--numprocesses`` asks for on a command line, or None when it is not given."""
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            return None
+        if arg in ("-n", "--numprocesses"):
+            return next(rest, "")
+        if arg.startswith("--numprocesses="):
+            return arg.partition("=")[2]
+        if arg.startswith("-n") and not arg.startswith("--"):
+            return arg[2:].removeprefix("=")
+    return None
 
 
 def symlink_loop(argument: str) -> Path | None:

@@ -26,6 +26,7 @@ from typing import Any
 from toolnexus_conformance.helpers.errors import HarnessError
 from toolnexus_conformance.helpers.paths import scenarios_dir
 from toolnexus_conformance.scenario.model import Scenario, load_scenario
+from toolnexus_conformance.verdict.selection import rules_of
 
 __all__ = [
     "SMALLEST",
@@ -187,9 +188,7 @@ def failure_size(node: str, load: ScenarioLoader) -> tuple[int, int, int, int, i
 def _blocked_by_capability(failures: dict[str, dict[str, Any]], load: ScenarioLoader) -> dict[str, tuple[str, ...]]:
     """Rule -> the capabilities whose absence kept some variant from checking it. A report
     folds a variant blocked on every rule into one ``variant::*`` key; the scenario file says
-    which rules that variant checks."""
-    from toolnexus_conformance.plugin.items import _rules_of  # the plugin's own answer, so the two never disagree
-
+    which rules that variant checks (as the plugin selects them, so the two never disagree)."""
     blocked: dict[str, set[str]] = {}
     for key, failure in failures.items():
         if failure.get("reason") != "capability":
@@ -200,7 +199,7 @@ def _blocked_by_capability(failures: dict[str, dict[str, Any]], load: ScenarioLo
             blocked.setdefault(rule, set()).update(missing)
             continue
         variant = _variant(node, load)
-        for checked in _rules_of(variant) if variant is not None else ():
+        for checked in rules_of(variant) if variant is not None else ():
             blocked.setdefault(checked, set()).update(missing)
     return {rule: tuple(sorted(caps)) for rule, caps in blocked.items()}
 

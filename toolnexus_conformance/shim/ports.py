@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolnexus_conformance.builders.common import NOTE_PREFIX
 from toolnexus_conformance.helpers.errors import HarnessError
 from toolnexus_conformance.helpers.paths import repo_root
 
 REGISTRY = Path(__file__).with_name("ports.toml")
 DEFAULT_TIMEOUT = 10.0
+# A line a build step prints with this prefix is shown in the run's summary even when the
+# build succeeds: something the user should know about the shim it built (e.g. it will run
+# slower than it could, and why). The build helpers print it (builders.common.note).
+NOTE_PREFIX = "note: "
 
 
 class PortError(HarnessError):

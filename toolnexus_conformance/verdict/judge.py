@@ -73,6 +73,15 @@ def judge(
     return Verdict(node_id, tuple(verdicts))
 
 
+def rule_problem(rv: RuleVerdict) -> str:
+    """A problem verdict as the lines a failure report shows: the rule, its level and reason
+    class, what the expectations listed, then the check's evidence."""
+    head = f"[{rv.rule}] ({rv.level}, {rv.outcome.reason})"
+    if rv.listed_reason is not None:
+        head += f" — expected to fail as {rv.listed_reason!r}, failed as {rv.outcome.reason!r}"
+    return "\n".join([head, *rv.outcome.evidence])
+
+
 def _status(outcome: Outcome, level: str, listed_reason: str | None) -> str:
     if outcome.status == PASS:
         return "pass"

@@ -8,7 +8,6 @@ not in fixtures) is what lets scenario files be plain collected items.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -18,7 +17,6 @@ from typing import Any
 
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import ShimError
-from toolnexus_conformance.helpers.paths import fixtures_dir
 from toolnexus_conformance.run.counterparts import CounterpartRuns
 from toolnexus_conformance.run.runner import RunRecord
 from toolnexus_conformance.shim.ports import ResolvedPort
@@ -30,31 +28,10 @@ from toolnexus_conformance.verdict.expectations import Expectations
 from toolnexus_conformance.verdict.judge import Verdict
 from toolnexus_conformance.verdict.rules import Check, load_all
 from toolnexus_conformance.verdict.run_completeness import RunCoverage
+from toolnexus_conformance.verdict.selection import RuleInfo, load_rules
 
 # A shim that has never answered a handshake is given up on after this many tries.
 FIRST_HANDSHAKES_TRIED = 2
-
-# Rules every variant is checked against, whether or not its scenario cites them.
-# Beside the golden comparison and the key checks, the rules that judge one piece of wire data
-# wherever it appears (raw relay arguments, results kept across a resume): a difference they name is
-# theirs, not golden.observables's, in every scenario.
-IMPLICIT_RULES = (
-    "golden.observables", "keys.run-result", "keys.transcript", "keys.tool-event", "keys.stream-events",
-    "relay.arguments-raw-openai", "resume.keeps-prior-results",
-)
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    id: str
-    title: str
-    level: str
-
-
-def load_rules() -> dict[str, RuleInfo]:
-    raw = json.loads((fixtures_dir() / "rules.json").read_text(encoding="utf-8"))
-    return {r["id"]: RuleInfo(r["id"], r["title"], r["level"]) for r in raw["rules"]}
-
 
 # How a verdict is counted in the tally (the report's columns).
 TALLY_COLUMN = {"pass": "pass", "fail": "fail", "expected-fail": "expected", "gap": "gap", "n/a": "n/a"}
