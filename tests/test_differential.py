@@ -19,12 +19,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from toolnexus_conformance.differential.backend import BACKEND
+from toolnexus_conformance.differential.cli import main
 from toolnexus_conformance.differential.search import (
     Features,
     as_scenario,
     canonical,
     differ,
-    main,
     minimal_difference,
     scenarios,
     search_settings,

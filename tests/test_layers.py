@@ -11,6 +11,7 @@ nothing imported.
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +197,14 @@ def test_every_package_says_what_it_owns_and_its_public_surface() -> None:
         if not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in n.targets) for n in tree.body):
             missing.append(f"{init.relative_to(ROOT.parent)}: no __all__")
     assert not missing, "\n".join(missing)
+
+
+def test_every_package_ships_in_the_wheel() -> None:
+    """pyproject.toml lists packages one by one: a new package left out would be missing from
+    the wheel a port's repository installs, and only there."""
+    listed = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    packages = {module_name(init) for init in ROOT.rglob("__init__.py")}
+    assert packages <= listed, f"add to [tool.setuptools] packages in pyproject.toml: {sorted(packages - listed)}"
 
 
 def _synthetic(*links: tuple[str, str, str | None]) -> list[Use]:

@@ -119,7 +119,7 @@ def attributes():
     return {n: {k: id(v) for k, v in vars(m).items()} for n, m in list(sys.modules.items()) if n.startswith("hypothesis")}
 
 (plugin,) = [e for e in importlib.metadata.entry_points(group="pytest11") if e.name == "toolnexus_conformance"]
-package = importlib.import_module(plugin.value.split(":")[0].rsplit(".", 1)[0])
+package = importlib.import_module(plugin.value.split(":")[0].split(".")[0])
 before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count(), attributes())
 names = [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
 for name in names:

@@ -38,7 +38,7 @@ from toolnexus_conformance.helpers.gc_tuning import for_short_lived_objects
 STATUS = struct.Struct("!i")  # the child's pid, then its wait status, to the client
 MAX_REQUEST = 1 << 20  # one client's argv, environment and folder, as JSON
 READY_LINE = b"ready\n"
-CLIENT = Path(__file__).resolve().parent / "shim/fork_client.py"
+CLIENT = Path(__file__).resolve().parent / "fork_client.py"
 
 Become = Callable[[list[str]], int]
 
