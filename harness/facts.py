@@ -54,6 +54,7 @@ class Facts:
     style: str
     entry: str
     resume_entry: str | None
+    rerun_entry: str | None  # the second run of a rerun scenario: "run" or "ask"
     uncalled_relay: bool
     relay_free: bool
     rules: tuple[str, ...]
@@ -63,7 +64,7 @@ class Facts:
     relay_tools: frozenset[str]
     builtins: bool
     first_turns: tuple[dict[str, Any], ...]  # scripted turns of the first phase
-    resume_turns: tuple[dict[str, Any], ...]  # scripted turns after the resume
+    resume_turns: tuple[dict[str, Any], ...]  # scripted turns after the resume or the rerun
     turn_calls: tuple[tuple[ScriptedCall, ...], ...]  # classified calls of every turn, in order
     calls: dict[str, ScriptedCall]  # every scripted call by id
     hook_rules: tuple[dict[str, Any], ...]  # the host's beforeTool override rules
@@ -78,6 +79,7 @@ class Facts:
     conversation_id: str
     stream_with_id: bool
     resume: dict[str, Any] | None  # the resume block: answer, history, restartShim, expectError
+    rerun: dict[str, Any] | None  # the rerun block: prompt, toolkit, restartShim
     expect: dict[str, Any]
 
     # -- turns ---------------------------------------------------------------------------
@@ -216,7 +218,13 @@ class Facts:
 
     @property
     def restart_before_resume(self) -> bool:
-        return bool((self.resume or {}).get("restartShim"))
+        return bool((self.resume or self.rerun or {}).get("restartShim"))
+
+    @property
+    def rerun_toolkit(self) -> dict[str, Any]:
+        """The toolkit of the second run of a rerun scenario (the first run's unless the
+        scenario says the world changed)."""
+        return dict((self.rerun or {}).get("toolkit") or self.toolkit)
 
 
 def classify(toolkit_tools: dict[str, dict[str, Any]], hooked: frozenset[str], turn: dict[str, Any]) -> tuple[ScriptedCall, ...]:
@@ -243,9 +251,13 @@ def facts_for(variant: Variant) -> Facts:
     hook_rules = tuple((host.get("hooks") or {}).get("beforeTool", []))
     hooked = frozenset(r["tool"] for r in hook_rules if "suspend" in r)
     resume = data.get("resume")
+    rerun = data.get("rerun")
     first_turns = tuple(data["turns"])
-    resume_turns = tuple(resume["turns"]) if resume else ()
-    turn_calls = tuple(classify(tools, hooked, t) for t in first_turns + resume_turns)
+    resume_turns = tuple((resume or rerun or {}).get("turns", ()))
+    # A rerun's calls are made to the toolkit the resuming host built.
+    later_tools = {t["name"]: t for t in rerun["toolkit"]["tools"]} if rerun and "toolkit" in rerun else tools
+    turn_calls = (tuple(classify(tools, hooked, t) for t in first_turns)
+                  + tuple(classify(later_tools, hooked, t) for t in resume_turns))
     client = data.get("client") or {}
     stored = data.get("storedHistory")
     return Facts(
@@ -256,6 +268,7 @@ def facts_for(variant: Variant) -> Facts:
         style=variant.style,
         entry=variant.entry,
         resume_entry=variant.resume_entry,
+        rerun_entry=variant.rerun_entry,
         uncalled_relay=variant.uncalled_relay,
         relay_free=variant.scenario.relay_free,
         rules=variant.scenario.rules,
@@ -280,5 +293,6 @@ def facts_for(variant: Variant) -> Facts:
         conversation_id=data.get("conversationId", f"conv-{variant.scenario.id}"),
         stream_with_id=bool(data.get("streamWithId")),
         resume=resume,
+        rerun=copy_json(rerun) if rerun else None,
         expect=dict(data.get("expect") or {}),
     )

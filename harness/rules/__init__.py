@@ -102,6 +102,7 @@ def load_all() -> dict[str, Check]:
         loop,
         relay,
         relay_answers,
+        rerun,
         resume,
         store,
         stream,
