@@ -20,6 +20,24 @@ from .json_copy import copy_json
 from .scenario import Variant
 
 SUSPENDING = frozenset({"relay", "suspend"})
+QUESTION_TOOL = "question"
+
+
+def question_request(arguments: Any) -> dict[str, Any]:
+    """The Request the builtin question tool raises for these arguments, without the id its
+    port generates (upstream §4A): kind question, data.questions as given, and a prompt of each
+    question's text in order, " (options: a, b)" after one with options, one per line."""
+    questions = arguments.get("questions") if isinstance(arguments, dict) else None
+    questions = questions if isinstance(questions, list) else []
+    lines = []
+    for item in questions:
+        item = item if isinstance(item, dict) else {}
+        line = item["question"] if isinstance(item.get("question"), str) else ""
+        options = item.get("options")
+        if isinstance(options, list) and options:
+            line += " (options: " + ", ".join(str(o) for o in options) + ")"
+        lines.append(line)
+    return {"kind": "question", "prompt": "\n".join(lines), "data": {"questions": questions}}
 
 
 @dataclass(frozen=True)
@@ -169,10 +187,13 @@ class Facts:
         return copy_json(found) if found is not None else None
 
     def native_request(self, call: ScriptedCall) -> dict[str, Any] | None:
-        """The Request a non-relay suspending call raises first (hook rules win: the tool never runs)."""
+        """The Request a non-relay suspending call raises first (hook rules win: the tool never
+        runs); without ``id`` where the port generates it (the builtin question tool)."""
         for rule in self.hook_rules:
             if rule["tool"] == call.name and "suspend" in rule:
                 return dict(rule["suspend"])
+        if call.kind == "suspend" and call.name == QUESTION_TOOL and call.name not in self.tools:
+            return question_request(call.arguments)
         behaviour = self.behaviour(call.name)
         found = behaviour.get("suspend") or behaviour.get("alwaysSuspend")
         return dict(found) if found else None
@@ -227,11 +248,14 @@ class Facts:
         return dict((self.rerun or {}).get("toolkit") or self.toolkit)
 
 
-def classify(toolkit_tools: dict[str, dict[str, Any]], hooked: frozenset[str], turn: dict[str, Any]) -> tuple[ScriptedCall, ...]:
+def classify(toolkit_tools: dict[str, dict[str, Any]], hooked: frozenset[str], turn: dict[str, Any],
+             builtins: bool = False) -> tuple[ScriptedCall, ...]:
     out = []
     for call in turn.get("toolCalls", []):
         tool = toolkit_tools.get(call["name"])
-        if tool is None:
+        if tool is None and builtins and call["name"] == QUESTION_TOOL:
+            kind = "suspend"  # the builtin question tool asks the human (upstream §4A)
+        elif tool is None:
             kind = "unknown"
         elif tool.get("relay"):
             kind = "relay"
@@ -256,8 +280,9 @@ def facts_for(variant: Variant) -> Facts:
     resume_turns = tuple((resume or rerun or {}).get("turns", ()))
     # A rerun's calls are made to the toolkit the resuming host built.
     later_tools = {t["name"]: t for t in rerun["toolkit"]["tools"]} if rerun and "toolkit" in rerun else tools
-    turn_calls = (tuple(classify(tools, hooked, t) for t in first_turns)
-                  + tuple(classify(later_tools, hooked, t) for t in resume_turns))
+    later_builtins = bool((rerun.get("toolkit") or toolkit).get("builtins")) if rerun else bool(toolkit.get("builtins"))
+    turn_calls = (tuple(classify(tools, hooked, t, bool(toolkit.get("builtins"))) for t in first_turns)
+                  + tuple(classify(later_tools, hooked, t, later_builtins) for t in resume_turns))
     client = data.get("client") or {}
     stored = data.get("storedHistory")
     return Facts(

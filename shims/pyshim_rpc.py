@@ -321,18 +321,19 @@ class Outcome:
     output: str = ""
     is_error: bool = False
     suspend: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None  # a reply's or failure's own metadata, as scripted
 
 
 async def perform(behaviour: dict[str, Any], answer: Any | None) -> Outcome:
-    """Play a scenario tool's behaviour (reply, fail, delayMs, suspend+then, alwaysSuspend).
+    """Play a scenario tool's behaviour (reply, fail, metadata, delayMs, suspend+then, alwaysSuspend).
     ``answer`` is the port's Answer this execution resumes with (anything with ``.data``),
     or None on a first execution."""
     if behaviour.get("delayMs"):
         await asyncio.sleep(behaviour["delayMs"] / 1000)
     if "reply" in behaviour:
-        return Outcome(behaviour["reply"])
+        return Outcome(behaviour["reply"], metadata=behaviour.get("metadata"))
     if "fail" in behaviour:
-        return Outcome(behaviour["fail"], is_error=True)
+        return Outcome(behaviour["fail"], is_error=True, metadata=behaviour.get("metadata"))
     if "alwaysSuspend" in behaviour:
         return Outcome(suspend=behaviour["alwaysSuspend"])
     if answer is None:

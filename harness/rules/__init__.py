@@ -100,6 +100,7 @@ def load_all() -> dict[str, Check]:
         halted_transcript,
         keys,
         loop,
+        question,
         relay,
         relay_answers,
         rerun,

@@ -19,7 +19,7 @@ import { Channel, HostError, INVALID_PARAMS, PROTOCOL_VERSION, RpcError, UNSUPPO
 import { Recorder, buildToolkit, suspension } from "./tools.mjs"
 import { runResponse, snapshot } from "./wire.mjs"
 
-const CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register"]
+const CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register", "resultMetadata"]
 
 // stdout carries protocol lines only: anything the port logs goes to stderr.
 console.log = console.error

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyshim_rpc as rpc  # noqa: E402
 from pyshim_rpc import RpcError  # noqa: E402
 
-CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register"]
+CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register", "resultMetadata"]
 LIBRARY = {"name": "toolnexus", "version": importlib.metadata.version("toolnexus")}
 # The model's call id for the tool execution about to start in this task (see module doc).
 CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
@@ -66,7 +66,7 @@ class Run:
             outcome = await rpc.perform(behaviour, answer)
             if outcome.suspend is not None:
                 return self.suspend(outcome.suspend, call_id)
-            return tn.ToolResult(output=outcome.output, is_error=outcome.is_error)
+            return tn.ToolResult(output=outcome.output, is_error=outcome.is_error, metadata=outcome.metadata)
 
         return tn.Tool(
             name=name,

@@ -33,7 +33,7 @@ from reference_py.errors import ProviderError, ResumeError, ToolkitError, Toolne
 
 # The port-error kinds of the protocol's error table, by the reference's exception types.
 _ERROR_KINDS = ((ToolkitError, "toolkit"), (ResumeError, "resume"), (ProviderError, "provider"))
-CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register"]
+CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register", "resultMetadata"]
 
 
 def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.Tool:
@@ -45,7 +45,7 @@ def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.To
         outcome = await rpc.perform(behaviour, ctx.answer)
         if outcome.suspend is not None:
             return _suspend(outcome.suspend)
-        return tn.ToolResult(output=outcome.output, is_error=outcome.is_error)
+        return tn.ToolResult(output=outcome.output, is_error=outcome.is_error, metadata=outcome.metadata)
 
     return tn.Tool(
         name=spec["name"],

@@ -30,7 +30,7 @@ final class PortDriver {
      * Honest for 0.16.0: no relay tools and no runWithAnswer/askWithAnswer in the java port;
      * {@code register} (protocol v1.1) is the port's Toolkit.register.
      */
-    static final List<String> CAPABILITIES = List.of("openai", "anthropic", "stream", "store", "hooks", "register");
+    static final List<String> CAPABILITIES = List.of("openai", "anthropic", "stream", "store", "hooks", "register", "resultMetadata");
 
     private final ObjectMapper json;
     private final Channel channel;
