@@ -313,6 +313,36 @@ def execution(tool: str, call_id: str | None, args: Any, answered: bool) -> dict
     return {"tool": tool, "callId": call_id, "args": args, "answered": answered}
 
 
+# How long a stream's waitFor waits for the consumer to receive the pending event of its
+# Request before telling the host it did not (SPEC.md §6, host.waitFor pendingEventSeen).
+SIGHTING_WAIT = 1.0
+
+
+class PendingSightings:
+    """The pending events a stream's consumer has received, by Request id, so a waitFor can
+    tell the host whether the link reached the consumer while it waits (stream.pending-event)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, asyncio.Event] = {}
+
+    def _flag(self, request_id: str) -> asyncio.Event:
+        return self._seen.setdefault(request_id, asyncio.Event())
+
+    def saw(self, event: dict[str, Any]) -> None:
+        """Note one event the consumer received (its wire form)."""
+        request_id = (event.get("request") or {}).get("id") if event.get("type") == "pending" else None
+        if isinstance(request_id, str):
+            self._flag(request_id).set()
+
+    async def seen(self, request_id: str) -> bool:
+        """Whether the consumer has received, or receives within SIGHTING_WAIT, that pending event."""
+        try:
+            await asyncio.wait_for(self._flag(request_id).wait(), SIGHTING_WAIT)
+        except TimeoutError:
+            return False
+        return True
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a scripted native tool does: return ``output`` (an error if ``is_error``), or
