@@ -72,9 +72,9 @@ def _waitfor_swallowed(shim: ModuleType) -> None:
     import reference_py as tn
 
     def make(original: Any) -> Any:
-        async def wait_for(self: Any, request: Any) -> Any:
+        async def wait_for(self: Any, request: Any, *rest: Any) -> Any:
             try:
-                return await original(self, request)
+                return await original(self, request, *rest)
             except shim.HostError:
                 return tn.Answer(id=request.id, ok=False)
 
