@@ -130,6 +130,7 @@ class RuleJudge:
         there show none, and only records that are not the same are compared."""
         with self._lock:
             wanted = [r for r in checked_rules() if self._seen[r] < self.cap]
+        counted = set(wanted)
         lines: list[str] = []
         relations: list[str] = []
         findings: list[tuple[str, str]] = []
@@ -143,10 +144,15 @@ class RuleJudge:
             if differs:
                 lines += differs
                 relations.append(comparison_rule(variant))
-            judged_want = evaluate(want, f, checked_rules(), self.checks)
+            judged_got = evaluate(got, f, checked_rules(), self.checks)
+            failing_here = {o.rule for o in judged_got if o.status == FAIL}
+            # The expected port's run is judged on what reach still counts and what fails here
+            # (a rule failing on both runs is no finding); a check's outcome is the same
+            # whichever other rules are judged beside it.
+            judged_want = evaluate(want, f, [r for r in checked_rules() if r in counted or r in failing_here], self.checks)
             ran |= _ran(judged_want)
             failing_there = {o.rule for o in judged_want if o.status == FAIL}
-            for outcome in evaluate(got, f, checked_rules(), self.checks):
+            for outcome in judged_got:
                 if outcome.status == FAIL and outcome.rule not in failing_there:
                     evidence = outcome.evidence[0].splitlines()[0] if outcome.evidence else ""
                     if len(evidence) > EVIDENCE_CHARS:
