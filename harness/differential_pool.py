@@ -31,7 +31,7 @@ from typing import Any
 
 from .differential import Features, _shim, scenarios, search_settings
 from .differential_ahead import AheadSearch, PairRunner, Shims, Stopped
-from .differential_rules import Reach
+from .differential_rules import Reach, load_checks
 from .differential_warm import warm_ports
 from .errors import HarnessError
 from .fake_provider import FakeProvider
@@ -134,7 +134,9 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     Raises HarnessError with the first worker's reason when a worker could not search."""
     started = time.perf_counter()
     with ExitStack() as zygotes:  # one per reference port, shared by every worker
-        expected, under_test = warm_ports([expected, under_test], zygotes)
+        # The checks are imported here, once, while the zygotes boot: forked workers inherit
+        # them instead of each importing them (pytest and syrupy among them) before its first run.
+        expected, under_test = warm_ports([expected, under_test], zygotes, meanwhile=load_checks)
         jobs = [WorkerJob(expected, under_test, i, n, pairs, shrink_budget) for i, n in enumerate(shares(examples, workers))]
         outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
     seconds = time.perf_counter() - started
