@@ -2,12 +2,14 @@
 
 The reference declares them so toolkit assembly, the adapters and the relay collision
 guard are real; it does not execute them (that is out of scope for a wire oracle), except
-``question``, which is a §10 use: it suspends with ``kind:"question"`` and, on the retry,
-returns the host's answer.
+``question``, which is a §10 use (upstream §4A): it suspends with ``kind:"question"``, the
+questions in ``data.questions`` and a rendered prompt, and on the retry returns the JSON of
+``answer.data``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .types import Tool, ToolContext, ToolResult, pending
@@ -56,8 +58,20 @@ _DECLARATIONS: dict[str, tuple[str, dict[str, Any]]] = {
         ),
     ),
     "question": (
-        "Ask the user a question and wait for the answer.",
-        _object({"question": _STR, "options": {"type": "array", "items": _STR}}, ["question"]),
+        "Ask the user one or more questions and wait for the answers.",
+        _object(
+            {
+                "questions": {
+                    "type": "array",
+                    "items": _object(
+                        {"question": _STR, "header": _STR, "options": {"type": "array", "items": _STR},
+                         "multiple": {"type": "boolean"}},
+                        ["question"],
+                    ),
+                }
+            },
+            ["questions"],
+        ),
     ),
     "apply_patch": (
         "Apply a patch to files in the workspace.",
@@ -96,15 +110,25 @@ def _not_executed(name: str):  # noqa: ANN202 - a Tool.execute closure
 
 
 async def _question(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    asked = args.get("question")
-    prompt = asked if isinstance(asked, str) and asked else "question"
+    questions = args.get("questions")
+    questions = questions if isinstance(questions, list) else []
     if ctx.answer is None:
-        return pending(kind="question", prompt=prompt)
-    data = ctx.answer.data or {}
-    for key in ("output", "answer", "text"):
-        if isinstance(data.get(key), str):
-            return ToolResult(output=data[key])
-    return ToolResult(output="")
+        return pending(kind="question", prompt=render_questions(questions), data={"questions": questions})
+    # The resolution is the answer: the JSON of answer.data, compact, in the host's key order.
+    return ToolResult(output=json.dumps(ctx.answer.data or {}, separators=(",", ":"), ensure_ascii=False))
+
+
+def render_questions(questions: list[Any]) -> str:
+    """Each question's text in order, `` (options: a, b)`` after one with options, one per line."""
+    lines = []
+    for item in questions:
+        item = item if isinstance(item, dict) else {}
+        line = item["question"] if isinstance(item.get("question"), str) else ""
+        options = item.get("options")
+        if isinstance(options, list) and options:
+            line += " (options: " + ", ".join(o if isinstance(o, str) else json.dumps(o) for o in options) + ")"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def create_builtin_tools() -> list[Tool]:

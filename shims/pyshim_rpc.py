@@ -313,6 +313,36 @@ def execution(tool: str, call_id: str | None, args: Any, answered: bool) -> dict
     return {"tool": tool, "callId": call_id, "args": args, "answered": answered}
 
 
+# How long a stream's waitFor waits for the consumer to receive the pending event of its
+# Request before telling the host it did not (SPEC.md §6, host.waitFor pendingEventSeen).
+SIGHTING_WAIT = 1.0
+
+
+class PendingSightings:
+    """The pending events a stream's consumer has received, by Request id, so a waitFor can
+    tell the host whether the link reached the consumer while it waits (stream.pending-event)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, asyncio.Event] = {}
+
+    def _flag(self, request_id: str) -> asyncio.Event:
+        return self._seen.setdefault(request_id, asyncio.Event())
+
+    def saw(self, event: dict[str, Any]) -> None:
+        """Note one event the consumer received (its wire form)."""
+        request_id = (event.get("request") or {}).get("id") if event.get("type") == "pending" else None
+        if isinstance(request_id, str):
+            self._flag(request_id).set()
+
+    async def seen(self, request_id: str) -> bool:
+        """Whether the consumer has received, or receives within SIGHTING_WAIT, that pending event."""
+        try:
+            await asyncio.wait_for(self._flag(request_id).wait(), SIGHTING_WAIT)
+        except TimeoutError:
+            return False
+        return True
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a scripted native tool does: return ``output`` (an error if ``is_error``), or
@@ -321,18 +351,19 @@ class Outcome:
     output: str = ""
     is_error: bool = False
     suspend: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None  # a reply's or failure's own metadata, as scripted
 
 
 async def perform(behaviour: dict[str, Any], answer: Any | None) -> Outcome:
-    """Play a scenario tool's behaviour (reply, fail, delayMs, suspend+then, alwaysSuspend).
+    """Play a scenario tool's behaviour (reply, fail, metadata, delayMs, suspend+then, alwaysSuspend).
     ``answer`` is the port's Answer this execution resumes with (anything with ``.data``),
     or None on a first execution."""
     if behaviour.get("delayMs"):
         await asyncio.sleep(behaviour["delayMs"] / 1000)
     if "reply" in behaviour:
-        return Outcome(behaviour["reply"])
+        return Outcome(behaviour["reply"], metadata=behaviour.get("metadata"))
     if "fail" in behaviour:
-        return Outcome(behaviour["fail"], is_error=True)
+        return Outcome(behaviour["fail"], is_error=True, metadata=behaviour.get("metadata"))
     if "alwaysSuspend" in behaviour:
         return Outcome(suspend=behaviour["alwaysSuspend"])
     if answer is None:

@@ -46,6 +46,16 @@ def test_fake_provider_latency_runs() -> None:
     assert "nodelay=on" in done.stdout and "nodelay=off" in done.stdout
 
 
+def test_differential_cost_splits_a_worker_by_thread_and_replays_the_judge() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/differential_cost.py", "--examples", "5"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "5 scenarios: worker" in done.stdout and "  main " in done.stdout
+    assert "judge and comparison, replayed on 5 scenarios' records" in done.stdout
+
+
 @QUICK_RUN_LIMIT
 @pytest.mark.late
 def test_suite_floor_runs_every_step(all_figures_quick: QuickRun) -> None:

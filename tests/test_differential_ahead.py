@@ -130,7 +130,7 @@ def test_a_shim_that_breaks_before_any_difference_is_an_error_not_a_find(
         runner.close()
 
 
-def test_identical_raw_observables_skip_the_comparison_but_true_is_not_1(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_identical_observables_agree_but_true_is_not_1(monkeypatch: pytest.MonkeyPatch) -> None:
     # Any scenario serves (the records below are made up): the first generated, unshrunk
     # (shrinking it to the smallest cost ~2 s).
     variant = next(as_scenario(generated_streams.first(Features(), lambda s: True)).variants())
@@ -141,6 +141,6 @@ def test_identical_raw_observables_skip_the_comparison_but_true_is_not_1(monkeyp
     assert variant_failures(variant, tree, same) == []  # type: ignore[arg-type]
     boolean = json.loads(json.dumps(tree))
     boolean["phases"][0]["result"]["limit"] = True
-    assert boolean == tree, "Python's == calls them equal: the shortcut must not use it"
+    assert boolean == tree, "Python's == calls them equal: the comparison must not use it"
     failures = variant_failures(variant, tree, boolean)  # type: ignore[arg-type]
     assert any("limit" in line for line in failures), failures

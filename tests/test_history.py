@@ -115,7 +115,7 @@ def test_one_real_python_release(tmp_path: Path) -> None:
         pytest.skip(f"the package index is not reachable: {done.stderr.strip()[-300:]}")
     assert done.returncode == 0, done.stderr[-2000:]
     table = (tmp_path / "h.md").read_text(encoding="utf-8")
-    assert "| 0.21.0 | yes | toolnexus 0.21.0 | openai, anthropic, stream, store, hooks, register |" in table
+    assert "| 0.21.0 | yes | toolnexus 0.21.0 | openai, anthropic, stream, store, hooks, register, resultMetadata |" in table
     assert "| `loop.final-text` | normative | 0.21.0 | — |" in table
     assert str(tmp_path) not in table and str(cache) not in table
 

@@ -18,7 +18,7 @@ var portVersion = "0.16.0"
 
 // capabilities: what every release the shim builds against has, plus relayCapabilities
 // (relay.go or norelay.go, chosen by the build tag).
-var capabilities = append([]string{"openai", "anthropic", "stream", "store", "hooks", "concurrentWaitFor", "register"}, relayCapabilities...)
+var capabilities = append([]string{"openai", "anthropic", "stream", "store", "hooks", "concurrentWaitFor", "register", "resultMetadata"}, relayCapabilities...)
 
 func main() {
 	ch := newChannel(os.Stdout)

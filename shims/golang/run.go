@@ -67,12 +67,21 @@ func runEntry(ctx context.Context, ch *channel, raw json.RawMessage) (any, *rpcE
 		Hooks:      hooks(ctx, ch, rec, p.Hooks),
 		HTTPClient: &http.Client{Transport: transport},
 	}
+	// A stream's WaitFor tells the host whether the consumer got the pending event first.
+	var seen *sightings
+	if p.Entry == "stream" {
+		seen = newSightings()
+	}
 	if p.WaitFor {
 		opts.WaitFor = func(req tn.Request) (tn.Answer, error) {
 			var reply struct {
 				Answer tn.Answer `json:"answer"`
 			}
-			err := ch.request(ctx, "host.waitFor", map[string]any{"request": req}, &reply)
+			params := map[string]any{"request": req}
+			if seen != nil {
+				params["pendingEventSeen"] = seen.waitSeen(req.ID)
+			}
+			err := ch.request(ctx, "host.waitFor", params, &reply)
 			return reply.Answer, err
 		}
 	}
@@ -89,7 +98,7 @@ func runEntry(ctx context.Context, ch *channel, raw json.RawMessage) (any, *rpcE
 	case "ask":
 		result, err = client.Ask(ctx, p.Prompt, tk, p.ID)
 	case "stream":
-		result, events, err = stream(ctx, client, tk, p)
+		result, events, err = stream(ctx, client, tk, p, seen)
 	case "runWithAnswer", "askWithAnswer":
 		var pending tn.Request
 		var answer tn.Answer
@@ -113,7 +122,7 @@ func runEntry(ctx context.Context, ch *channel, raw json.RawMessage) (any, *rpcE
 	}, nil
 }
 
-func stream(ctx context.Context, client *tn.Client, tk *tn.Toolkit, p runParams) (tn.RunResult, []json.RawMessage, error) {
+func stream(ctx context.Context, client *tn.Client, tk *tn.Toolkit, p runParams, seen *sightings) (tn.RunResult, []json.RawMessage, error) {
 	events := []json.RawMessage{}
 	ch, err := client.StreamWithID(ctx, p.Prompt, tk, p.ID)
 	if err != nil {
@@ -131,6 +140,9 @@ func stream(ctx context.Context, client *tn.Client, tk *tn.Toolkit, p runParams)
 			return tn.RunResult{}, events, err
 		}
 		events = append(events, encoded)
+		if ev.Type == "pending" && ev.Request != nil {
+			seen.saw(ev.Request.ID)
+		}
 		if ev.Type == "done" {
 			result = ev.Result
 		}

@@ -39,6 +39,7 @@ type behaviour struct {
 	Fail          *string         `json:"fail"`
 	Suspend       json.RawMessage `json:"suspend"`
 	AlwaysSuspend json.RawMessage `json:"alwaysSuspend"`
+	Metadata      map[string]any  `json:"metadata"` // a reply's or failure's own metadata
 	Then          *struct {
 		Reply                 *string `json:"reply"`
 		ReplyWithAnswerOutput bool    `json:"replyWithAnswerOutput"`
@@ -140,9 +141,9 @@ func nativeTool(spec toolSpec, rec *recorder) tn.Tool {
 			}
 			switch {
 			case b.Reply != nil:
-				return tn.ToolResult{Output: *b.Reply}, nil
+				return tn.ToolResult{Output: *b.Reply, Metadata: b.Metadata}, nil
 			case b.Fail != nil:
-				return tn.ToolResult{Output: *b.Fail, IsError: true}, nil
+				return tn.ToolResult{Output: *b.Fail, IsError: true, Metadata: b.Metadata}, nil
 			case b.AlwaysSuspend != nil:
 				return suspension(b.AlwaysSuspend)
 			case answer == nil:

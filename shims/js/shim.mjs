@@ -19,7 +19,7 @@ import { Channel, HostError, INVALID_PARAMS, PROTOCOL_VERSION, RpcError, UNSUPPO
 import { Recorder, buildToolkit, suspension } from "./tools.mjs"
 import { runResponse, snapshot } from "./wire.mjs"
 
-const CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register"]
+const CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register", "resultMetadata"]
 
 // stdout carries protocol lines only: anything the port logs goes to stderr.
 console.log = console.error
@@ -88,7 +88,14 @@ function runner(channel) {
     }
     if (p.maxTurns !== undefined) options.maxTurns = p.maxTurns
     if (p.systemPrompt !== undefined) options.systemPrompt = p.systemPrompt
-    if (p.waitFor) options.waitFor = async (request) => (await channel.request("host.waitFor", { request })).answer
+    // A stream's waitFor tells the host whether the consumer got the pending event first.
+    const seen = p.entry === "stream" ? sightings() : undefined
+    if (p.waitFor) {
+      options.waitFor = async (request) => {
+        const params = seen ? { request, pendingEventSeen: await seen.waitSeen(request.id) } : { request }
+        return (await channel.request("host.waitFor", params)).answer
+      }
+    }
     if (p.store) options.store = hostStore(channel)
     const client = tn.createClient(options)
     const events = []
@@ -100,6 +107,7 @@ function runner(channel) {
         for await (const ev of client.stream(p.prompt, { toolkit, id: p.id })) {
           // A host forwarding events serializes each as it arrives.
           events.push(snapshot(ev))
+          if (ev.type === "pending") seen.saw(ev.request?.id)
           if (ev.type === "done") result = ev.result
         }
         if (result === undefined) throw portError("the stream ended without a done event", "run")
@@ -108,6 +116,31 @@ function runner(channel) {
       await toolkit.close()
     }
     return runResponse(result, events, metrics, recorder.executions)
+  }
+}
+
+// How long a stream's waitFor waits for the consumer to receive the pending event of its
+// Request before telling the host it did not (SPEC.md §6, host.waitFor pendingEventSeen).
+const SIGHTING_WAIT_MS = 1000
+
+/** The pending events a stream's consumer has received, by Request id. */
+function sightings() {
+  const flags = new Map()
+  const flag = (id) => {
+    if (!flags.has(id)) {
+      let set
+      const promise = new Promise((resolve) => (set = resolve))
+      flags.set(id, { promise, set })
+    }
+    return flags.get(id)
+  }
+  return {
+    saw: (id) => flag(id).set(true),
+    waitSeen: (id) => {
+      let timer
+      const late = new Promise((resolve) => (timer = setTimeout(resolve, SIGHTING_WAIT_MS, false)))
+      return Promise.race([flag(id).promise, late]).finally(() => clearTimeout(timer))
+    },
   }
 }
 

@@ -45,8 +45,10 @@ function nativeTool(tn, spec, recorder) {
       const answer = ctx?.answer
       recorder.executed(spec.name, args, answer !== undefined)
       if (behaviour.delayMs) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs))
-      if ("reply" in behaviour) return { output: behaviour.reply, isError: false }
-      if ("fail" in behaviour) return { output: behaviour.fail, isError: true }
+      // A reply's or failure's own metadata rides along as scripted.
+      const metadata = behaviour.metadata === undefined ? {} : { metadata: behaviour.metadata }
+      if ("reply" in behaviour) return { output: behaviour.reply, isError: false, ...metadata }
+      if ("fail" in behaviour) return { output: behaviour.fail, isError: true, ...metadata }
       if ("alwaysSuspend" in behaviour) return suspension(tn, behaviour.alwaysSuspend)
       if (answer === undefined) return suspension(tn, behaviour.suspend)
       const then = behaviour.then ?? {}

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyshim_rpc as rpc  # noqa: E402
 from pyshim_rpc import RpcError  # noqa: E402
 
-CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register"]
+CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "register", "resultMetadata"]
 LIBRARY = {"name": "toolnexus", "version": importlib.metadata.version("toolnexus")}
 # The model's call id for the tool execution about to start in this task (see module doc).
 CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
@@ -52,6 +52,8 @@ class Run:
         self.executions: list[dict[str, Any]] = []
         self.metrics: list[dict[str, Any]] = []
         self.call_of_request: dict[str, str] = {}
+        # A stream's waitFor tells the host whether the consumer got the pending event first.
+        self.sightings = rpc.PendingSightings() if params.get("entry") == "stream" else None
 
     # -- toolkit ---------------------------------------------------------------------------
 
@@ -66,7 +68,7 @@ class Run:
             outcome = await rpc.perform(behaviour, answer)
             if outcome.suspend is not None:
                 return self.suspend(outcome.suspend, call_id)
-            return tn.ToolResult(output=outcome.output, is_error=outcome.is_error)
+            return tn.ToolResult(output=outcome.output, is_error=outcome.is_error, metadata=outcome.metadata)
 
         return tn.Tool(
             name=name,
@@ -92,7 +94,10 @@ class Run:
     # -- client callbacks ------------------------------------------------------------------
 
     async def wait_for(self, request: tn.Request) -> tn.Answer:
-        reply = await self.channel.request("host.waitFor", {"request": neutral.request_wire(request)})
+        params: dict[str, Any] = {"request": neutral.request_wire(request)}
+        if self.sightings is not None:
+            params["pendingEventSeen"] = await self.sightings.seen(request.id)
+        reply = await self.channel.request("host.waitFor", params)
         # The port re-executes the tool right after this returns, in this task.
         CURRENT_CALL.set(self.call_of_request.get(request.id))
         return neutral.answer_from_wire(reply["answer"])
@@ -159,6 +164,8 @@ class Run:
             result = None
             async for event in client.stream(p["prompt"], toolkit, id=p.get("id")):
                 events.append(neutral.stream_event(event))
+                if self.sightings is not None:
+                    self.sightings.saw(events[-1])
                 if event.get("type") == "done":
                     result = event["result"]
             if result is None:

@@ -33,7 +33,7 @@ from reference_py.errors import ProviderError, ResumeError, ToolkitError, Toolne
 
 # The port-error kinds of the protocol's error table, by the reference's exception types.
 _ERROR_KINDS = ((ToolkitError, "toolkit"), (ResumeError, "resume"), (ProviderError, "provider"))
-CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register"]
+CAPABILITIES = ["openai", "anthropic", "stream", "store", "hooks", "relay", "resume", "concurrentWaitFor", "register", "resultMetadata"]
 
 
 def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.Tool:
@@ -45,7 +45,7 @@ def native_tool(spec: dict[str, Any], executions: list[dict[str, Any]]) -> tn.To
         outcome = await rpc.perform(behaviour, ctx.answer)
         if outcome.suspend is not None:
             return _suspend(outcome.suspend)
-        return tn.ToolResult(output=outcome.output, is_error=outcome.is_error)
+        return tn.ToolResult(output=outcome.output, is_error=outcome.is_error, metadata=outcome.metadata)
 
     return tn.Tool(
         name=spec["name"],
@@ -101,6 +101,8 @@ class Shim:
         executions: list[dict[str, Any]] = []
         metrics: list[dict[str, Any]] = []
         toolkit = await self.build_toolkit(p["toolkit"], executions)
+        # A stream's waitFor tells the host whether the consumer got the pending event first.
+        sightings = rpc.PendingSightings() if p["entry"] == "stream" else None
         client = tn.create_client(
             base_url=p["baseUrl"],
             style=p["style"],
@@ -108,7 +110,7 @@ class Shim:
             api_key=p["apiKey"],
             max_turns=p.get("maxTurns", 10),
             system_prompt=p.get("systemPrompt"),
-            wait_for=self._wait_for if p.get("waitFor") else None,
+            wait_for=(lambda request: self._wait_for(request, sightings)) if p.get("waitFor") else None,
             hooks=self._hooks(p.get("hooks") or []),
             on_metric=metrics.append,
             store=_HostStore(self.channel) if p.get("store") else None,
@@ -125,6 +127,8 @@ class Shim:
             result = None
             async for event in client.stream(p["prompt"], toolkit=toolkit, id=p.get("id")):
                 events.append(_event_wire(event))
+                if sightings is not None:
+                    sightings.saw(events[-1])
                 if event["type"] == "done":
                     result = event["result"]
         elif entry == "runWithAnswer":
@@ -147,8 +151,11 @@ class Shim:
             raise rpc.port_error("stream ended without a done event", "run")
         return {"result": _result_wire(result), "events": events, "metrics": metrics, "executions": executions}
 
-    async def _wait_for(self, request: tn.Request) -> tn.Answer:
-        reply = await self.channel.request("host.waitFor", {"request": request.to_wire()})
+    async def _wait_for(self, request: tn.Request, sightings: rpc.PendingSightings | None) -> tn.Answer:
+        params: dict[str, Any] = {"request": request.to_wire()}
+        if sightings is not None:
+            params["pendingEventSeen"] = await sightings.seen(request.id)
+        reply = await self.channel.request("host.waitFor", params)
         return tn.Answer.from_wire(reply["answer"])
 
     def _hooks(self, names: list[str]) -> dict[str, Any] | None:

@@ -199,3 +199,24 @@ def _never_halts(shim: ModuleType) -> None:
 
     wrap(Client, "_resumed", make_resumed)
     wrap(execution, "pending_of", lambda original: lambda result: None if IN_RESUME.get() else original(result))
+
+
+@mutant("rerun-drops-placeholder", "resume.rerun-with-transcript",
+        description="run (and ask) given a halted transcript drop the halted call's placeholder before sending it")
+def _rerun_drops_placeholder(shim: ModuleType) -> None:
+    from reference_py.client import Client
+
+    def make(original: Any) -> Any:
+        async def run(self: Any, prompt: str, toolkit: Any = None, history: Any = None) -> Any:
+            if history and any(m.get("role") == "assistant" for m in history):
+                history = [dict(m) for m in history]
+                _, entries = _halted_turn(history)
+                if entries and isinstance(history[-1].get("content"), list):
+                    history[-1]["content"] = list(history[-1]["content"])[:-1]  # anthropic: the last block
+                elif entries:
+                    history = history[:-1]  # openai: the last tool message
+            return await original(self, prompt, toolkit, history)
+
+        return run
+
+    wrap(Client, "run", make)

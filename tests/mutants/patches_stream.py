@@ -213,3 +213,30 @@ def _store_retyped(shim: ModuleType) -> None:
         return get
 
     wrap(shim._HostStore, "get", make)
+
+
+@mutant("pending-event-after-waitfor", "stream.pending-event",
+        description="a stream's pending event reaches the consumer only after its waitFor returned")
+def _pending_event_after_waitfor(shim: ModuleType) -> None:
+    from reference_py.client import _QueueSink
+
+    original_emit, original_deliver = _QueueSink.emit, _QueueSink.deliver
+    held: list[dict[str, Any]] = []
+
+    def flush(sink: Any) -> None:
+        while held:
+            original_emit(sink, held.pop(0))
+
+    def emit(self: Any, event: dict[str, Any]) -> None:
+        flush(self)
+        original_emit(self, event)
+
+    async def deliver(self: Any, event: dict[str, Any]) -> None:
+        if event.get("type") == "pending":
+            held.append(event)  # handed over with the next event: after waitFor returned
+            return
+        flush(self)
+        await original_deliver(self, event)
+
+    _QueueSink.emit = emit  # type: ignore[method-assign]
+    _QueueSink.deliver = deliver  # type: ignore[method-assign]

@@ -72,9 +72,9 @@ def _waitfor_swallowed(shim: ModuleType) -> None:
     import reference_py as tn
 
     def make(original: Any) -> Any:
-        async def wait_for(self: Any, request: Any) -> Any:
+        async def wait_for(self: Any, request: Any, *rest: Any) -> Any:
             try:
-                return await original(self, request)
+                return await original(self, request, *rest)
             except shim.HostError:
                 return tn.Answer(id=request.id, ok=False)
 
@@ -269,3 +269,71 @@ def _minimal_refused(shim: ModuleType) -> None:
         return original(cls, obj, where)
 
     Answer.from_wire = classmethod(from_wire)  # type: ignore[method-assign, assignment]
+
+
+@mutant("pending-any-metadata", "susp.pending-marker",
+        description="any object under metadata.pending is taken for a Request (read off it key by key)")
+def _pending_any_metadata(shim: ModuleType) -> None:
+    import reference_py.execution as execution
+    from reference_py.types import Request
+
+    def make(original: Any) -> Any:
+        def pending_of(result: Any) -> Any:
+            candidate = (getattr(result, "metadata", None) or {}).get("pending")
+            if isinstance(candidate, dict):
+                return Request(id=str(candidate.get("id", "")), kind=str(candidate.get("kind", "")),
+                               prompt=str(candidate.get("prompt", "")))
+            return original(result)
+
+        return pending_of
+
+    wrap(execution, "pending_of", make)
+
+
+@mutant("generated-id-constant", "susp.request-id-unique",
+        description="every Request id the port generates is the same")
+def _generated_id_constant(shim: ModuleType) -> None:
+    import reference_py.builtins as builtins
+    import reference_py.types as types
+
+    def make(original: Any) -> Any:
+        def pending(**kwargs: Any) -> Any:
+            return original(**{**kwargs, "id": kwargs.get("id") or "pnd-1-1"})
+
+        return pending
+
+    wrap(types, "pending", make)
+    wrap(builtins, "pending", make)
+
+
+@mutant("question-prompt-unrendered", "susp.question-kind",
+        description="the question tool's prompt leaves out the options")
+def _question_prompt_unrendered(shim: ModuleType) -> None:
+    import reference_py.builtins as builtins
+
+    def make(original: Any) -> Any:
+        def render(questions: list[Any]) -> str:
+            return original([{k: v for k, v in q.items() if k != "options"} if isinstance(q, dict) else q for q in questions])
+
+        return render
+
+    wrap(builtins, "render_questions", make)
+
+
+@mutant("question-output-spaced", "susp.question-output-format",
+        description="the question tool writes the JSON of answer.data with spaces (as python does)")
+def _question_output_spaced(shim: ModuleType) -> None:
+    import json
+
+    import reference_py.builtins as builtins
+
+    def make(original: Any) -> Any:
+        async def question(args: dict[str, Any], ctx: Any) -> Any:
+            result = await original(args, ctx)
+            if ctx.answer is None:
+                return result
+            return dataclasses.replace(result, output=json.dumps(ctx.answer.data or {}))
+
+        return question
+
+    wrap(builtins, "_question", make)

@@ -106,8 +106,7 @@ class PairRunner:
             expected = self._expected.run(variants, facts, self._provider, declarations=declarations)
         finally:
             got = actual.result()  # waited for even when ours failed: its shim goes back first
-        differences = [variant_failures(v, want, have) for v, want, have in zip(variants, expected, got, strict=True)]
-        return self.judge.judge(variants, facts, expected, got, differences)
+        return self.judge.judge(variants, facts, expected, got, variant_failures)
 
     def close(self) -> None:
         """Wait for the runs in hand (one scenario per pair at most); drop those not started."""

@@ -30,7 +30,7 @@ from random import Random
 from typing import Any
 
 from toolnexus_conformance.differential.ahead import AheadSearch, PairRunner, Shims, Stopped
-from toolnexus_conformance.differential.rules import Reach
+from toolnexus_conformance.differential.rules import Reach, load_checks
 from toolnexus_conformance.differential.search import Features, scenarios, search_settings, shim_for
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import HarnessError
@@ -134,7 +134,9 @@ def search(expected: ResolvedPort, under_test: ResolvedPort, *, examples: int, w
     Raises HarnessError with the first worker's reason when a worker could not search."""
     started = time.perf_counter()
     with ExitStack() as zygotes:  # one per reference port, shared by every worker
-        expected, under_test = warm_ports([expected, under_test], zygotes)
+        # The checks are imported here, once, while the zygotes boot: forked workers inherit
+        # them instead of each importing them (pytest and syrupy among them) before its first run.
+        expected, under_test = warm_ports([expected, under_test], zygotes, meanwhile=load_checks)
         jobs = [WorkerJob(expected, under_test, i, n, pairs, shrink_budget) for i, n in enumerate(shares(examples, workers))]
         outcomes = [run_worker(jobs[0], LowestFinder())] if len(jobs) == 1 else _in_processes(jobs)
     seconds = time.perf_counter() - started

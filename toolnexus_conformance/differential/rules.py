@@ -12,8 +12,8 @@ failing there but not on the expected port's run is a finding under that rule, k
 a second run of the scenario shows it again (a check may read what timing decides: the order
 of a turn's events, a hold on a loaded machine; a port's rule failure reproduces). When the two
 records hold the same data everywhere a check can look (:func:`same_records`), every check
-must judge them alike, so the port's run is not judged at all: most scenarios agree, and
-judging costs as much as a fifth of running one.
+must judge them alike and their observables are the same, so the port's run is neither
+judged nor compared: most scenarios agree.
 
 **Reach.** Each check says whether a variant exercises its rule (anything but
 "not applicable", the suite's summary's "ran"); run on the expected port's records, it says
@@ -33,7 +33,7 @@ import json
 import marshal
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -64,6 +64,12 @@ def normative_rules() -> tuple[str, ...]:
 def checked_rules() -> tuple[str, ...]:
     """The normative rules a check of one run judges (every one but the relations)."""
     return tuple(r for r in normative_rules() if r not in RELATIONS)
+
+
+def load_checks() -> None:
+    """Import every rule's check and read the rule catalogue: what a :class:`RuleJudge` needs."""
+    load_all()
+    checked_rules()
 
 
 def unreachable() -> dict[str, str]:
@@ -118,26 +124,35 @@ class RuleJudge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def judge(self, variants: Sequence[Variant], facts: Sequence[Facts], expected: Sequence[RunRecord],
-              actual: Sequence[RunRecord], differences: Sequence[Sequence[str]]) -> ScenarioVerdict:
-        """``differences``: each variant's rendered observable differences, already compared."""
+              actual: Sequence[RunRecord], compare: Callable[[Variant, RunRecord, RunRecord], list[str]]) -> ScenarioVerdict:
+        """``compare``: a variant's rendered observable differences between the two runs. The
+        observables are a part of what :func:`same_records` compares, so records the same
+        there show none, and only records that are not the same are compared."""
         with self._lock:
             wanted = [r for r in checked_rules() if self._seen[r] < self.cap]
+        counted = set(wanted)
         lines: list[str] = []
         relations: list[str] = []
         findings: list[tuple[str, str]] = []
         ran: set[str] = set()
-        for variant, f, want, got, differs in zip(variants, facts, expected, actual, differences, strict=True):
+        for variant, f, want, got in zip(variants, facts, expected, actual, strict=True):
             ran.add(comparison_rule(variant))
-            if differs:
-                lines += differs
-                relations.append(comparison_rule(variant))
             if same_records(want, got):
                 ran |= _ran(evaluate(want, f, wanted, self.checks))
                 continue
-            judged_want = evaluate(want, f, checked_rules(), self.checks)
+            differs = compare(variant, want, got)
+            if differs:
+                lines += differs
+                relations.append(comparison_rule(variant))
+            judged_got = evaluate(got, f, checked_rules(), self.checks)
+            failing_here = {o.rule for o in judged_got if o.status == FAIL}
+            # The expected port's run is judged on what reach still counts and what fails here
+            # (a rule failing on both runs is no finding); a check's outcome is the same
+            # whichever other rules are judged beside it.
+            judged_want = evaluate(want, f, [r for r in checked_rules() if r in counted or r in failing_here], self.checks)
             ran |= _ran(judged_want)
             failing_there = {o.rule for o in judged_want if o.status == FAIL}
-            for outcome in evaluate(got, f, checked_rules(), self.checks):
+            for outcome in judged_got:
                 if outcome.status == FAIL and outcome.rule not in failing_there:
                     evidence = outcome.evidence[0].splitlines()[0] if outcome.evidence else ""
                     if len(evidence) > EVIDENCE_CHARS:
@@ -154,7 +169,8 @@ def _ran(outcomes: Iterable[Any]) -> set[str]:
 
 def same_records(want: RunRecord, got: RunRecord) -> bool:
     """Whether the two records hold the same data everywhere a check may read (what was
-    sent, answered, emitted, executed, saved and refused; not how long a hold waited)."""
+    sent, answered, emitted, executed, saved and refused; not how long a hold waited), and
+    so everywhere their observables (toolnexus_conformance/run/observables.py) are taken from."""
     try:
         return marshal.dumps(_checked_view(want), 2) == marshal.dumps(_checked_view(got), 2)
     except ValueError:  # a value marshal cannot write: judged, to be safe

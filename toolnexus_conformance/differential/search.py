@@ -17,12 +17,10 @@ with ``--expectations`` it skips what the port's expectations explain and search
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import itertools
 import json
-import marshal
 import os
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -49,6 +47,7 @@ from toolnexus_conformance.differential.contract import (
 )
 from toolnexus_conformance.differential.draws import judged_rules, with_delays, with_store
 from toolnexus_conformance.differential.hypothesis_isolation import isolated
+from toolnexus_conformance.differential.rules import same_records
 from toolnexus_conformance.differential.wire import (
     BOOLEANS,
     NON_ASCII_VALUES,
@@ -444,31 +443,15 @@ def differ(port_a: Endpoint, port_b: Endpoint, scenario: dict[str, Any], *,
             facts = facts_for(variant)  # the same for both runs: derived once
             expected, actual = (run_variant(variant, shim, provider, timeout=TIMEOUT_S, facts=facts, declarations=False)
                                 for shim in (shim_a, shim_b))
-            failures += variant_failures(variant, expected, actual)
+            # records the same wherever a check reads have the same observables
+            failures += [] if same_records(expected, actual) else variant_failures(variant, expected, actual)
         return failures
 
 
 def variant_failures(variant: Variant, expected: RunRecord, actual: RunRecord) -> list[str]:
     """How ``actual``'s normalized observables differ from ``expected``'s (the golden side), rendered."""
-    want, got = observables(expected), observables(actual)
-    # Raw observables identical to the byte (JSON tells true from 1, unlike ==) normalize alike
-    # and compare clean: the normalization and the walk are skipped, not their verdict.
-    if _same_json(want, got):
-        return []
-    comparison = compare_variant(normalize(want), normalize(got), variant)
+    comparison = compare_variant(normalize(observables(expected)), normalize(observables(actual)), variant)
     return [f"{variant.name}:{difference.render()}" for difference in comparison.failures]
-
-
-def _same_json(want: Any, got: Any) -> bool:
-    """Whether ``want`` and ``got`` serialize to the same JSON text. Most runs agree, so the
-    cheap test comes first: marshal's version 2 (no back-references, so no dependence on
-    which objects happen to be shared) writes every type and value exactly (true apart from
-    1, 1 apart from 1.0, every key in order), so equal bytes mean equal JSON; unequal bytes
-    (a NaN's payload, a tuple for a list) are decided by the JSON text, as always."""
-    with contextlib.suppress(ValueError):  # a type marshal cannot write: the JSON text decides
-        if marshal.dumps(want, 2) == marshal.dumps(got, 2):
-            return True
-    return json.dumps(want, ensure_ascii=False) == json.dumps(got, ensure_ascii=False)
 
 
 def shim_for(port: Endpoint, stack: ExitStack) -> ShimSession:

@@ -47,7 +47,9 @@ def check_script(script: Script, style: str, where: str = "turn") -> None:
                         f"so its type must be a plain ASCII word, not {name!r}"
                     )
         if turn.wire.split is not None:
-            count = max(_pieces(turn, style, usage) for usage in (False, True))
+            # an OpenAI stream may end with a usage chunk or not; an Anthropic one has one form
+            usages = (False, True) if style == openai.STYLE else (False,)
+            count = max(_pieces(turn, style, usage) for usage in usages)
             if count > MAX_PIECES:
                 raise ScriptError(
                     f"{where_turn}.wire.split: cuts this turn's {style} stream into {count} pieces; at most {MAX_PIECES} "

@@ -36,6 +36,7 @@ renderers in ``openai.py`` and ``anthropic.py`` apply the rest."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -232,7 +233,10 @@ class ScriptedWire:
 
 def _inside_utf8(stream: bytes) -> list[int]:
     """One byte after the lead byte of every multi-byte UTF-8 character."""
-    return [i + 1 for i, byte in enumerate(stream) if byte >= 0xC0]
+    return [lead.end() for lead in _UTF8_LEAD.finditer(stream)]
+
+
+_UTF8_LEAD = re.compile(rb"[\xc0-\xff]")
 
 
 def wire_from_neutral(data: Any, where: str, calls: int) -> ScriptedWire:

@@ -20,6 +20,24 @@ from toolnexus_conformance.helpers.json_copy import copy_json
 from toolnexus_conformance.scenario.model import Variant
 
 SUSPENDING = frozenset({"relay", "suspend"})
+QUESTION_TOOL = "question"
+
+
+def question_request(arguments: Any) -> dict[str, Any]:
+    """The Request the builtin question tool raises for these arguments, without the id its
+    port generates (upstream §4A): kind question, data.questions as given, and a prompt of each
+    question's text in order, " (options: a, b)" after one with options, one per line."""
+    questions = arguments.get("questions") if isinstance(arguments, dict) else None
+    questions = questions if isinstance(questions, list) else []
+    lines = []
+    for item in questions:
+        item = item if isinstance(item, dict) else {}
+        line = item["question"] if isinstance(item.get("question"), str) else ""
+        options = item.get("options")
+        if isinstance(options, list) and options:
+            line += " (options: " + ", ".join(str(o) for o in options) + ")"
+        lines.append(line)
+    return {"kind": "question", "prompt": "\n".join(lines), "data": {"questions": questions}}
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,7 @@ class Facts:
     style: str
     entry: str
     resume_entry: str | None
+    rerun_entry: str | None  # the second run of a rerun scenario: "run" or "ask"
     uncalled_relay: bool
     relay_free: bool
     rules: tuple[str, ...]
@@ -63,7 +82,7 @@ class Facts:
     relay_tools: frozenset[str]
     builtins: bool
     first_turns: tuple[dict[str, Any], ...]  # scripted turns of the first phase
-    resume_turns: tuple[dict[str, Any], ...]  # scripted turns after the resume
+    resume_turns: tuple[dict[str, Any], ...]  # scripted turns after the resume or the rerun
     turn_calls: tuple[tuple[ScriptedCall, ...], ...]  # classified calls of every turn, in order
     calls: dict[str, ScriptedCall]  # every scripted call by id
     hook_rules: tuple[dict[str, Any], ...]  # the host's beforeTool override rules
@@ -78,6 +97,7 @@ class Facts:
     conversation_id: str
     stream_with_id: bool
     resume: dict[str, Any] | None  # the resume block: answer, history, restartShim, expectError
+    rerun: dict[str, Any] | None  # the rerun block: prompt, toolkit, restartShim
     expect: dict[str, Any]
 
     # -- turns ---------------------------------------------------------------------------
@@ -167,10 +187,13 @@ class Facts:
         return copy_json(found) if found is not None else None
 
     def native_request(self, call: ScriptedCall) -> dict[str, Any] | None:
-        """The Request a non-relay suspending call raises first (hook rules win: the tool never runs)."""
+        """The Request a non-relay suspending call raises first (hook rules win: the tool never
+        runs); without ``id`` where the port generates it (the builtin question tool)."""
         for rule in self.hook_rules:
             if rule["tool"] == call.name and "suspend" in rule:
                 return dict(rule["suspend"])
+        if call.kind == "suspend" and call.name == QUESTION_TOOL and call.name not in self.tools:
+            return question_request(call.arguments)
         behaviour = self.behaviour(call.name)
         found = behaviour.get("suspend") or behaviour.get("alwaysSuspend")
         return dict(found) if found else None
@@ -216,14 +239,23 @@ class Facts:
 
     @property
     def restart_before_resume(self) -> bool:
-        return bool((self.resume or {}).get("restartShim"))
+        return bool((self.resume or self.rerun or {}).get("restartShim"))
+
+    @property
+    def rerun_toolkit(self) -> dict[str, Any]:
+        """The toolkit of the second run of a rerun scenario (the first run's unless the
+        scenario says the world changed)."""
+        return dict((self.rerun or {}).get("toolkit") or self.toolkit)
 
 
-def classify(toolkit_tools: dict[str, dict[str, Any]], hooked: frozenset[str], turn: dict[str, Any]) -> tuple[ScriptedCall, ...]:
+def classify(toolkit_tools: dict[str, dict[str, Any]], hooked: frozenset[str], turn: dict[str, Any],
+             builtins: bool = False) -> tuple[ScriptedCall, ...]:
     out = []
     for call in turn.get("toolCalls", []):
         tool = toolkit_tools.get(call["name"])
-        if tool is None:
+        if tool is None and builtins and call["name"] == QUESTION_TOOL:
+            kind = "suspend"  # the builtin question tool asks the human (upstream §4A)
+        elif tool is None:
             kind = "unknown"
         elif tool.get("relay"):
             kind = "relay"
@@ -243,9 +275,14 @@ def facts_for(variant: Variant) -> Facts:
     hook_rules = tuple((host.get("hooks") or {}).get("beforeTool", []))
     hooked = frozenset(r["tool"] for r in hook_rules if "suspend" in r)
     resume = data.get("resume")
+    rerun = data.get("rerun")
     first_turns = tuple(data["turns"])
-    resume_turns = tuple(resume["turns"]) if resume else ()
-    turn_calls = tuple(classify(tools, hooked, t) for t in first_turns + resume_turns)
+    resume_turns = tuple((resume or rerun or {}).get("turns", ()))
+    # A rerun's calls are made to the toolkit the resuming host built.
+    later_tools = {t["name"]: t for t in rerun["toolkit"]["tools"]} if rerun and "toolkit" in rerun else tools
+    later_builtins = bool((rerun.get("toolkit") or toolkit).get("builtins")) if rerun else bool(toolkit.get("builtins"))
+    turn_calls = (tuple(classify(tools, hooked, t, bool(toolkit.get("builtins"))) for t in first_turns)
+                  + tuple(classify(later_tools, hooked, t, later_builtins) for t in resume_turns))
     client = data.get("client") or {}
     stored = data.get("storedHistory")
     return Facts(
@@ -256,6 +293,7 @@ def facts_for(variant: Variant) -> Facts:
         style=variant.style,
         entry=variant.entry,
         resume_entry=variant.resume_entry,
+        rerun_entry=variant.rerun_entry,
         uncalled_relay=variant.uncalled_relay,
         relay_free=variant.scenario.relay_free,
         rules=variant.scenario.rules,
@@ -280,5 +318,6 @@ def facts_for(variant: Variant) -> Facts:
         conversation_id=data.get("conversationId", f"conv-{variant.scenario.id}"),
         stream_with_id=bool(data.get("streamWithId")),
         resume=resume,
+        rerun=copy_json(rerun) if rerun else None,
         expect=dict(data.get("expect") or {}),
     )

@@ -81,6 +81,9 @@ class HostLog:
     """Everything the port asked the host, in arrival order."""
 
     wait_for: list[dict[str, Any]] = field(default_factory=list)
+    # Per waitFor, in the same order: whether the stream's consumer had its pending event
+    # (host.waitFor pendingEventSeen; None where the shim does not say: not a stream).
+    pending_seen: list[bool | None] = field(default_factory=list)
     hooks: list[dict[str, Any]] = field(default_factory=list)
     saves: list[dict[str, Any]] = field(default_factory=list)
     gets: list[str] = field(default_factory=list)
@@ -164,6 +167,8 @@ class Host:
     def _wait_for(self, params: dict[str, Any]) -> dict[str, Any]:
         request: Any = params.get("request")
         self.log.wait_for.append(copy_json(request))
+        seen = params.get("pendingEventSeen")
+        self.log.pending_seen.append(seen if isinstance(seen, bool) else None)
         if not isinstance(request, dict):
             self._log_exchange(request, None)
             raise HostRefusal("host.waitFor params carry no request object")

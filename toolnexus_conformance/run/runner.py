@@ -1,8 +1,8 @@
 """Running one variant: fake provider session + shim calls + host callbacks -> a RunRecord.
 
 This module owns the choreography of a variant — phase 1 (run, ask or stream), then for a
-resume scenario an optional shim restart and phase 2 (runWithAnswer or askWithAnswer) — and
-nothing else: it records what happened, raw, for the checks and the golden to judge.
+resume scenario an optional shim restart and phase 2 (runWithAnswer or askWithAnswer), or for
+a rerun scenario phase 2 as a second run or ask with the halted transcript — and nothing else: it records what happened, raw, for the checks and the golden to judge.
 A port's own refusal (JSON-RPC port error) is data in the record; transport failures
 (crash, hang, garbage) propagate as harness errors for the plugin to report.
 """
@@ -79,7 +79,13 @@ class RunRecord:
 
     @property
     def resumed(self) -> PhaseRecord | None:
-        return self.phases[1] if len(self.phases) > 1 else None
+        """The runWithAnswer / askWithAnswer phase of a resume scenario."""
+        return self.phases[1] if len(self.phases) > 1 and self.facts.resume is not None else None
+
+    @property
+    def rerun(self) -> PhaseRecord | None:
+        """The second run (or ask) of a rerun scenario."""
+        return self.phases[1] if len(self.phases) > 1 and self.facts.rerun is not None else None
 
 
 def run_variant(
@@ -106,7 +112,7 @@ def run_variant(
         if facts.stored_history is not None:
             store.save(facts.conversation_id, copy_json(list(facts.stored_history)))
         record = RunRecord(variant, facts)
-        if facts.resume is not None and facts.resume_entry and facts.restart_before_resume:
+        if (facts.resume_entry or facts.rerun_entry) and facts.restart_before_resume:
             (resume_shim or shim).prepare_restart()  # the fresh process starts while phase 1 runs
         if declarations:
             _describe(record, shim, timeout)
@@ -134,6 +140,18 @@ def run_variant(
                 second["history"] = copy_json((record.first.result or {}).get("messages", []))
             if facts.resume_replaces_history:
                 _replace_history(second, facts.resume["history"], store, facts)
+            _run_phase(record, resumer, session, store, second, timeout)
+        elif facts.rerun is not None and facts.rerun_entry:
+            if (record.first.result or {}).get("pending") is None:
+                return record  # the halt did not happen; the checks report it
+            resumer = resume_shim if resume_shim is not None else shim
+            if facts.restart_before_resume:
+                resumer.restart()
+            second = dict(base, entry=facts.rerun_entry, prompt=facts.rerun["prompt"], toolkit=facts.rerun_toolkit)
+            if facts.rerun_entry == "ask":
+                second["id"] = facts.conversation_id
+            else:
+                second["history"] = copy_json((record.first.result or {}).get("messages", []))
             _run_phase(record, resumer, session, store, second, timeout)
         return record
     finally:

@@ -26,6 +26,9 @@ from toolnexus_conformance.helpers.paths import fixtures_dir
 from toolnexus_conformance.helpers.schemas import validate
 
 RESUME_ENTRY = {"run": "runWithAnswer", "stream": "runWithAnswer", "ask": "askWithAnswer"}
+# The second run of a rerun scenario: run and stream pass the halted transcript as history
+# (the stream entry point takes none), ask continues the conversation its store holds.
+RERUN_ENTRY = {"run": "run", "stream": "run", "ask": "ask"}
 UNCALLED_RELAY_TOOL: dict[str, Any] = {
     "name": "conformance_uncalled_relay",
     "description": "A relay tool the model never calls; declaring it must change nothing else.",
@@ -58,14 +61,14 @@ class Scenario:
 
     @property
     def relay_free(self) -> bool:
-        toolkit = self.data["toolkit"]
-        return not any(tool.get("relay") for tool in [*toolkit["tools"], *toolkit.get("register", [])])
+        toolkits = [self.data["toolkit"], *([self.data["rerun"]["toolkit"]] if "toolkit" in self.data.get("rerun", {}) else [])]
+        return not any(tool.get("relay") for toolkit in toolkits for tool in [*toolkit["tools"], *toolkit.get("register", [])])
 
     def variants(self) -> Iterator[Variant]:
         for style in self.data["styles"]:
             for entry in self.data["entries"]:
                 yield Variant(self, style, entry, uncalled_relay=False)
-                if self.relay_free and "resume" not in self.data and "register" not in self.data["toolkit"]:
+                if self.relay_free and not {"resume", "rerun"} & self.data.keys() and "register" not in self.data["toolkit"]:
                     # The uncalled relay tool is appended to the constructor's tools; registered
                     # tools are declared after it, so "declared last" would not hold.
                     yield Variant(self, style, entry, uncalled_relay=True)
@@ -92,6 +95,10 @@ class Variant:
     @property
     def resume_entry(self) -> str | None:
         return RESUME_ENTRY[self.entry] if "resume" in self.scenario.data else None
+
+    @property
+    def rerun_entry(self) -> str | None:
+        return RERUN_ENTRY[self.entry] if "rerun" in self.scenario.data else None
 
     @property
     def requires(self) -> frozenset[str]:
@@ -127,6 +134,7 @@ def load_scenario(path: Path) -> Scenario:
     try:  # what the fake provider would otherwise fail on mid-run, as an HTTP 500 ports retry
         check_neutral(data["turns"], data["styles"], "turns")
         check_neutral(data.get("resume", {}).get("turns", []), data["styles"], "resume.turns")
+        check_neutral(data.get("rerun", {}).get("turns", []), data["styles"], "rerun.turns")
     except ScriptError as exc:
         raise ScenarioError(f"{path}: the fake provider cannot serve this script: {exc}") from None
     return Scenario(path=path, data=data, digest=hashlib.sha256(raw).hexdigest()[:16])

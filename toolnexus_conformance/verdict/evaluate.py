@@ -32,6 +32,16 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     # The placeholder is compared with the surfaced Request: the wrong one surfaced is
     # susp.first-in-order's failure.
     "susp.placeholder": ("susp.first-in-order",),
+    # A result taken for a suspension although its metadata.pending is no Request leaves a
+    # RunResult and transcript built from a Request that is not one (no prompt, no text).
+    "keys.run-result": ("susp.pending-marker",),
+    "keys.transcript": ("susp.pending-marker",),
+    # A generated-id Request is tied to its call by what it asks; a question Request that asks
+    # the wrong thing cannot be tied to its question call.
+    "stream.pending-event": ("susp.question-kind",),
+    # A rerun replays the halted transcript: an ask's from the store. A transcript the halt
+    # broke, an ask that saved no halt or loaded no history leave it nothing right to replay.
+    "resume.rerun-with-transcript": ("halt.transcript", "store.ask-saves-halt", "store.ask-loads-history"),
 }
 # Comparisons that catch what no specific rule names: not judged on a variant where a more
 # specific rule failed. The golden comparison also yields to a failed relation, the

@@ -81,10 +81,9 @@ def expected_result(answer: dict[str, Any], request: dict[str, Any], call_id: st
 
 
 def _relay_outcomes(record: RunRecord, facts: Facts) -> Iterator[tuple[str, tuple[str, bool], Any, dict[str, Any]]]:
-    results = final_results(record, facts.style)
-    for call in facts.calls.values():
-        if call.kind != "relay":
-            continue
+    relay_calls = [call for call in facts.calls.values() if call.kind == "relay"]
+    results = final_results(record, facts.style) if relay_calls else {}
+    for call in relay_calls:
         found = _answer_for_call(record, call.id)
         if found is None:
             continue

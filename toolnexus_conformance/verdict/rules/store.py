@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from toolnexus_conformance.run.facts import Facts
-from toolnexus_conformance.run.runner import RunRecord
+from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
 
 from . import NotApplicable, check
 from .transcript import last_tool_turn
@@ -15,15 +16,19 @@ STATELESS = frozenset({"run", "runWithAnswer", "stream"})
 
 @check("store.ask-saves-halt")
 def ask_saves_halt(record: RunRecord, facts: Facts) -> Iterator[str]:
-    phase = record.first
-    if phase.entry != "ask" and not phase.params.get("id"):
+    # The first phase, and a rerun's ask (which halts again like any ask).
+    asks = [p for p in (record.first, record.rerun) if p is not None and (p.entry == "ask" or p.params.get("id"))]
+    if not asks:
         raise NotApplicable("stateless entry point")
-    if (phase.result or {}).get("status") != "pending":
+    halted = [p for p in asks if (p.result or {}).get("status") == "pending"]
+    if not halted:
         raise NotApplicable("the run did not halt")
-    if not phase.host.saves:
-        yield "nothing was saved to the store after a pending halt"
-    elif phase.host.saves[-1]["messages"] != (phase.result or {}).get("messages"):
-        yield "the stored transcript differs from the RunResult's messages"
+    for phase in halted:
+        which = "" if phase is record.first else " of the second ask"
+        if not phase.host.saves:
+            yield f"nothing was saved to the store after a pending halt{which}"
+        elif phase.host.saves[-1]["messages"] != (phase.result or {}).get("messages"):
+            yield f"the stored transcript differs from the RunResult's messages{which}"
 
 
 @check("store.ask-with-answer-saves")
@@ -85,20 +90,33 @@ def _replay_problems(record: RunRecord, facts: Facts) -> list[str] | None:
 
 @check("store.ask-loads-history")
 def ask_loads_history(record: RunRecord, facts: Facts) -> Iterator[str]:
-    phase = record.first
-    stored = list(facts.stored_history or [])
-    if not phase.params.get("id") or not stored:
+    loads = list(_asks_over_stored(record, facts))
+    if not loads:
         raise NotApplicable("no ask with an id over a stored conversation")
-    conversation = phase.params["id"]
-    if conversation not in phase.host.gets:
-        yield f"{phase.entry} never read conversation {conversation!r} from the store"
-    if not phase.requests:
-        yield f"{phase.entry} made no provider request"
-        return
-    messages = phase.requests[0].get("messages") or []
-    want = [*stored, {"role": "user", "content": facts.prompt}]
-    if messages[: len(want)] != want or len(messages) != len(want):
-        yield f"the first request's messages are {messages!r}; expected the stored transcript then the new user turn {want!r}"
+    for phase, stored, prompt in loads:
+        conversation = phase.params["id"]
+        if conversation not in phase.host.gets:
+            yield f"{phase.entry} never read conversation {conversation!r} from the store"
+        if not phase.requests:
+            yield f"{phase.entry} made no provider request"
+            continue
+        messages = phase.requests[0].get("messages") or []
+        want = [*stored, {"role": "user", "content": prompt}]
+        if messages[: len(want)] != want or len(messages) != len(want):
+            yield f"the first request's messages are {messages!r}; expected the stored transcript then the new user turn {want!r}"
+
+
+def _asks_over_stored(record: RunRecord, facts: Facts) -> Iterator[tuple[PhaseRecord, list[Any], str]]:
+    """Each ask phase over a conversation the store holds, with that conversation and its
+    prompt: the first phase over the scenario's stored history, and a rerun's ask over what
+    the halted first ask saved."""
+    if record.first.params.get("id") and facts.stored_history:
+        yield record.first, list(facts.stored_history), facts.prompt
+    rerun = record.rerun
+    if rerun is not None and rerun.params.get("id") and facts.rerun is not None:
+        saved = [s["messages"] for s in record.first.host.saves if s["id"] == rerun.params["id"]]
+        if saved:
+            yield rerun, saved[-1], facts.rerun["prompt"]
 
 
 @check("store.run-stateless")

@@ -88,6 +88,10 @@ def pending_event(record: RunRecord, facts: Facts) -> Iterator[str]:
                 yield f"{call.id} suspended but no pending event carries its Request"
             if mine and result_at is not None and min(mine) > result_at:
                 yield f"the pending event of {call.id} (#{min(mine)}) came after its tool_result (#{result_at})"
+        for request, seen in zip(phase.host.wait_for, phase.host.pending_seen, strict=False):
+            if seen is False and isinstance(request, dict):
+                yield (f"waitFor was called for {request.get('id')!r} before the stream's consumer received its "
+                       "pending event (nor did it within a second while waitFor waited)")
         halted = (phase.result or {}).get("pending")
         if isinstance(halted, dict):
             at = [i for i, r in pending_positions(phase.events) if r.get("id") == halted.get("id")]

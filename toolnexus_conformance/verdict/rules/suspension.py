@@ -263,3 +263,76 @@ def before_tool_raised(record: RunRecord, facts: Facts) -> Iterator[str]:
         wanted = [r["suspend"]["id"] for r in facts.hook_rules if "suspend" in r]
         if pending.get("id") not in wanted:
             yield f"the run did not halt on the hook's Request (pending {pending!r})"
+
+
+def _scripted_metadata(facts: Facts) -> dict[str, dict[str, Any]]:
+    """Tools whose reply or failure carries scripted metadata, by name."""
+    return {name: b["metadata"] for name in facts.tools if "metadata" in (b := facts.behaviour(name))}
+
+
+@check("susp.pending-marker")
+def pending_marker(record: RunRecord, facts: Facts) -> Iterator[str]:
+    marked = _scripted_metadata(facts)
+    calls = [c for c in _called(record, facts) if c.name in marked]
+    if not calls:
+        raise NotApplicable("no called tool returns a result with metadata of its own")
+    others_suspend = any(c.suspends for c in _called(record, facts))
+    asked = [r for p in record.phases for _, r in surfaced_requests(p)]
+    stopped = False
+    for p, phase in enumerate(record.phases, start=1):
+        if phase.error is not None:
+            stopped = True
+            yield f"phase {p} failed on a result that holds no Request: {phase.error.get('kind')}: {phase.error.get('message')}"
+        elif not others_suspend and (phase.result or {}).get("status") == "pending":
+            stopped = True
+            yield f"phase {p} halted on {(phase.result or {}).get('pending')!r}, which is no Request"
+    if not others_suspend and not stopped:
+        for request in asked[:1]:
+            yield f"no result holds a Request, yet {request!r} was surfaced as one"
+    results = final_results(record, facts.style)
+    for call in calls:
+        expected = facts.expected_real_output(call)
+        shown = f"{call.id} ({call.name}, metadata {marked[call.name]!r})"
+        if others_suspend and any(r == marked[call.name].get("pending") for r in asked if r is not None):
+            yield f"{shown}: its metadata.pending was surfaced as a Request"
+        got = results.get(call.id)
+        if got is None:
+            if not stopped:
+                yield f"{shown}: its result never reached the provider"
+        elif expected is not None and got.content != expected[0]:
+            yield f"{shown}: the provider got {got.content!r}, the tool returned {expected[0]!r}"
+        flagged = [m for p in record.phases for m in p.metrics
+                   if m.get("event") == "tool" and m.get("tool") == call.name and m.get("pending") is True]
+        if flagged:
+            yield f"{shown}: its tool event carries pending:true ({flagged[0]!r})"
+
+
+def _fixed_request_ids(facts: Facts) -> set[str]:
+    """Request ids the scenario itself gives (tools' and hooks' Requests): a port passes them on."""
+    fixed = {str(r["suspend"]["id"]) for r in facts.hook_rules if "suspend" in r}
+    for name in facts.tools:
+        behaviour = facts.behaviour(name)
+        fixed |= {str(behaviour[k]["id"]) for k in ("suspend", "alwaysSuspend") if k in behaviour}
+    return fixed
+
+
+@check("susp.request-id-unique")
+def request_id_unique(record: RunRecord, facts: Facts) -> Iterator[str]:
+    fixed = _fixed_request_ids(facts)
+    # One entry per suspension: each waitFor call, each phase's surfaced halt (pending events
+    # repeat a Request already counted, so they are not suspensions of their own).
+    seen: list[tuple[str, Any]] = []
+    for p, phase in enumerate(record.phases, start=1):
+        seen += [(f"phase {p} waitFor[{i}]", r.get("id")) for i, r in enumerate(phase.host.wait_for) if isinstance(r, dict)]
+        pending = (phase.result or {}).get("pending")
+        if isinstance(pending, dict):
+            seen.append((f"phase {p} RunResult.pending", pending.get("id")))
+    generated = [(where, i) for where, i in seen if i not in fixed]
+    if len(generated) < 2:
+        raise NotApplicable("fewer than two suspensions with an id the port generates")
+    for where, request_id in generated:
+        if not isinstance(request_id, str) or not request_id:
+            yield f"{where}: the generated Request id is {request_id!r}"
+    ids = [i for _, i in generated]
+    for request_id in sorted({i for i in ids if isinstance(i, str) and ids.count(i) > 1}):
+        yield f"the generated Request id {request_id!r} is shared by {[w for w, i in generated if i == request_id]}"

@@ -92,14 +92,22 @@ final class NativeTools {
                 throw new IllegalStateException("tool " + name + " interrupted");
             }
         }
-        if (behaviour.has("reply")) return ToolResult.ok(behaviour.get("reply").asText());
-        if (behaviour.has("fail")) return ToolResult.error(behaviour.get("fail").asText());
+        // A reply's or failure's own metadata rides along as scripted (a null value kept).
+        Map<String, Object> metadata = behaviour.has("metadata") ? metadataOf(behaviour.get("metadata")) : null;
+        if (behaviour.has("reply")) return ToolResult.ok(behaviour.get("reply").asText(), metadata);
+        if (behaviour.has("fail")) return ToolResult.error(behaviour.get("fail").asText(), metadata);
         if (behaviour.has("alwaysSuspend")) return suspend(behaviour.get("alwaysSuspend"));
         if (answer == null) return suspend(behaviour.get("suspend"));
         JsonNode then = behaviour.path("then");
         if (then.has("reply")) return ToolResult.ok(then.get("reply").asText());
         Object output = answer.data() == null ? null : answer.data().get("output");
         return ToolResult.ok(output instanceof String s ? s : "");
+    }
+
+    private Map<String, Object> metadataOf(JsonNode node) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        node.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().isNull() ? null : json.convertValue(e.getValue(), Object.class)));
+        return out;
     }
 
     /** A suspension built with the port's own helper; the scenario's Request id is kept. */

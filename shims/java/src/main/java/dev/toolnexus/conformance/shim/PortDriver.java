@@ -30,7 +30,7 @@ final class PortDriver {
      * Honest for 0.16.0: no relay tools and no runWithAnswer/askWithAnswer in the java port;
      * {@code register} (protocol v1.1) is the port's Toolkit.register.
      */
-    static final List<String> CAPABILITIES = List.of("openai", "anthropic", "stream", "store", "hooks", "register");
+    static final List<String> CAPABILITIES = List.of("openai", "anthropic", "stream", "store", "hooks", "register", "resultMetadata");
 
     private final ObjectMapper json;
     private final Channel channel;
@@ -81,15 +81,20 @@ final class PortDriver {
         NativeTools tools = new NativeTools(json);
         List<Map<String, Object>> metrics = Collections.synchronizedList(new ArrayList<>());
         List<Map<String, Object>> events = Collections.synchronizedList(new ArrayList<>());
+        // A stream's waitFor tells the host whether the consumer got the pending event first.
+        Sightings seen = entry.equals("stream") ? new Sightings() : null;
         try (Toolkit toolkit = toolkit(p.path("toolkit"), tools)) {
-            LlmClient client = LlmClient.create(options(p, tools, metrics));
+            LlmClient client = LlmClient.create(options(p, tools, metrics, seen));
             String prompt = p.path("prompt").asText();
             RunResult result;
             try {
                 result = switch (entry) {
                     case "run" -> client.run(prompt, toolkit, listOrNull(p.get("history")));
                     case "ask" -> client.ask(prompt, toolkit, p.path("id").asText());
-                    default -> client.stream(prompt, toolkit, ev -> events.add(Neutral.event(ev)),
+                    default -> client.stream(prompt, toolkit, ev -> {
+                                events.add(Neutral.event(ev));
+                                if (ev.request() != null) seen.saw(ev.request().id());
+                            },
                             p.hasNonNull("id") ? p.get("id").asText() : null);
                 };
             } catch (RuntimeException e) {
@@ -104,7 +109,7 @@ final class PortDriver {
         }
     }
 
-    private LlmClient.Options options(JsonNode p, NativeTools tools, List<Map<String, Object>> metrics) {
+    private LlmClient.Options options(JsonNode p, NativeTools tools, List<Map<String, Object>> metrics, Sightings seen) {
         LlmClient.Options o = new LlmClient.Options()
                 .baseUrl(p.path("baseUrl").asText())
                 .style(p.path("style").asText())
@@ -115,7 +120,7 @@ final class PortDriver {
                 .onMetric(ev -> metrics.add(Neutral.metric(ev)))
                 .hooks(hooks(p.path("hooks"), tools));
         if (p.hasNonNull("systemPrompt")) o.systemPrompt(p.get("systemPrompt").asText());
-        if (p.path("waitFor").asBoolean(false)) o.waitFor(request -> waitFor(request, tools));
+        if (p.path("waitFor").asBoolean(false)) o.waitFor(request -> waitFor(request, tools, seen));
         if (p.path("store").asBoolean(false)) o.store(new HostStore());
         return o;
     }
@@ -153,9 +158,12 @@ final class PortDriver {
         return built;
     }
 
-    private Answer waitFor(Request request, NativeTools tools) {
+    private Answer waitFor(Request request, NativeTools tools, Sightings seen) {
         tools.resumeCallOf(request);
-        JsonNode reply = channel.call("host.waitFor", Map.of("request", request));
+        Map<String, Object> params = new LinkedHashMap<>();
+        params.put("request", request);
+        if (seen != null) params.put("pendingEventSeen", seen.waitSeen(request.id()));
+        JsonNode reply = channel.call("host.waitFor", params);
         return json.convertValue(reply.path("answer"), Answer.class);
     }
 
