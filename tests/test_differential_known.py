@@ -130,8 +130,9 @@ def test_a_known_difference_is_skipped_and_the_search_runs_on_to_none_new(
     assert "12 generated scenarios tried" in printed, printed
     skipped = [line for line in printed.splitlines() if line.startswith("  keys.run-result (divergence): ")]
     differed = re.search(r"; (\d+) showed a difference", printed)
-    # A run a raising waitFor aborts has no RunResult to misname: every other one differs.
-    assert differed and int(differed[1]) >= 10, f"the mutant's RunResult keys differ in nearly every scenario:\n{printed}"
+    # A run a raising waitFor aborts, or a toolkit the port refuses, has no RunResult to
+    # misname; most runs have one, and every one that differs is the known difference.
+    assert differed and int(differed[1]) >= 6, f"the mutant's RunResult keys differ in most scenarios:\n{printed}"
     assert skipped and int(skipped[0].rsplit(":", 1)[1]) == int(differed[1]), f"every difference is the known one:\n{printed}"
     assert "new differences: none" in printed
     assert not out.exists(), "nothing new, nothing written"

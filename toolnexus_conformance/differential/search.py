@@ -213,8 +213,10 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
                 order = answer_order(draw, tuple(_answer_key(c, {t["name"]: t for t in tools}, hooks) for c in first[1]))
                 if order is not None:
                     host["waitFor"]["answerOrder"] = order
-    elif features.resume:
+    elif features.resume and draw(BOOLEANS):
         _add_resume(draw, scenario, hooks)
+    else:
+        _add_rerun(draw, scenario, hooks)
     scenario["rules"] += [] if raising else with_delays(draw, tools)
     if host:
         scenario["host"] = host
@@ -313,7 +315,7 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
     script becoming the resumed phase's turns. A scenario that never halts gets no resume."""
     turns = scenario["turns"]
     first = _first_suspending(turns, {t["name"]: t for t in scenario["toolkit"]["tools"]}, hooks)
-    if first is None or not draw(BOOLEANS):
+    if first is None:
         return
     halted = first[0]
     answered = draw(_answered(tuple(c["id"] for c in turns[halted]["toolCalls"])))
@@ -347,6 +349,27 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
         resume["turns"], resume["expectError"] = [], "resume"
         resume.pop("restartShim", None)
         scenario["expect"] = {"status": "pending", "error": "resume"}
+
+
+def _add_rerun(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]) -> None:
+    """A durable run halts at the first turn with a suspending call: the host runs again
+    with the halted transcript and a new prompt (upstream §10 rule 2, every port's resume), the
+    rest of the script becoming the second run's turns. Drawn only where the halted call is
+    its turn's last, so the halted transcript leaves no call unanswered that the provider
+    would refuse; a scenario that never halts gets no second run."""
+    turns = scenario["turns"]
+    first = _first_suspending(turns, {t["name"]: t for t in scenario["toolkit"]["tools"]}, hooks)
+    if first is None or turns[first[0]]["toolCalls"][-1]["id"] != first[1][0]["id"] or not draw(BOOLEANS):
+        return
+    halted = first[0]
+    rerun: dict[str, Any] = {"prompt": "Done on my side; please go on.", "turns": turns[halted + 1:] or [{"text": "All set."}]}
+    if draw(ONE_IN_THREE):
+        rerun["restartShim"] = True
+    scenario["turns"] = turns[: halted + 1]
+    scenario["rerun"] = rerun
+    scenario["rules"].append("resume.rerun-with-transcript")
+    if _first_suspending(rerun["turns"], {t["name"]: t for t in scenario["toolkit"]["tools"]}, hooks) is not None:
+        scenario["expect"] = {"status": "pending", "resumedStatus": "pending"}  # it halts again
 
 
 def _native_placeholder(scenario: dict[str, Any], halted: int, call: dict[str, Any], hooks: dict[str, Any]) -> str | None:
