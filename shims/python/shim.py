@@ -216,10 +216,14 @@ async def describe(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def port_error_kind(exc: Exception) -> str:
-    """Any exception out of a run is the port's: a provider error, else a run error."""
-    from toolnexus.client import ProviderError
+    """Any exception out of a run is the port's: a provider error, else a run error. Releases
+    before the typed ``ProviderError`` (0.19.0) raise a provider's failure as "LLM <status>: ..."."""
+    from toolnexus import client
 
-    return "provider" if isinstance(exc, ProviderError) else "run"
+    provider_error = getattr(client, "ProviderError", None)
+    if provider_error is not None:
+        return "provider" if isinstance(exc, provider_error) else "run"
+    return "provider" if str(exc).startswith("LLM ") else "run"
 
 
 async def serve() -> None:
