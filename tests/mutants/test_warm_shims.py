@@ -51,6 +51,15 @@ def gone_within(pids: set[int], seconds: float) -> bool:
     return False
 
 
+def said_within(session: ShimSession, text: str, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while text not in session.process.stderr_tail():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def handshake(process: subprocess.Popen[bytes]) -> dict:
     assert process.stdin is not None and process.stdout is not None
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
@@ -67,7 +76,8 @@ def test_a_warm_shim_serves_the_named_mutant_in_a_process_of_its_own(shim: str) 
         client = session.process.pid
         forked = proc_tree.children(zygote) - before
         assert len(forked) == 1 and client not in forked, (client, forked)
-        assert "mutant shim: results-reversed:" in session.process.stderr_tail()
+        # stderr is read on its own thread: the child's line may land after the handshake.
+        assert said_within(session, "mutant shim: results-reversed:", 5), session.process.stderr_tail()
     assert gone_within(forked, 5), "the shim must end with its session"
 
 
