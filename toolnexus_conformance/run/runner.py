@@ -124,35 +124,27 @@ def run_variant(
             first["id"] = facts.conversation_id
         _run_phase(record, shim, session, store, first, timeout)
 
-        if facts.resume is not None and facts.resume_entry:
-            pending = (record.first.result or {}).get("pending")
-            if pending is None:
-                return record  # the halt did not happen; the checks report it
-            resumer = resume_shim if resume_shim is not None else shim
-            if facts.restart_before_resume:
-                resumer.restart()
-            second = dict(base, entry=facts.resume_entry)
+        second_entry = facts.resume_entry if facts.resume is not None else facts.rerun_entry if facts.rerun is not None else None
+        pending = (record.first.result or {}).get("pending")
+        if second_entry is None or pending is None:
+            return record  # no second phase, or the halt did not happen (the checks report it)
+        resumer = resume_shim if resume_shim is not None else shim
+        if facts.restart_before_resume:
+            resumer.restart()
+        # The halted conversation goes on: by its id for the ask entry points, else as history.
+        second = dict(base, entry=second_entry)
+        if second_entry in ("ask", "askWithAnswer"):
+            second["id"] = facts.conversation_id
+        else:
+            second["history"] = copy_json((record.first.result or {}).get("messages", []))
+        if facts.resume is not None:
             second["pending"] = copy_json(pending)
             second["answer"] = _substitute(copy_json(facts.resume["answer"]), pending.get("id", ""))
-            if facts.resume_entry == "askWithAnswer":
-                second["id"] = facts.conversation_id
-            else:
-                second["history"] = copy_json((record.first.result or {}).get("messages", []))
             if facts.resume_replaces_history:
                 _replace_history(second, facts.resume["history"], store, facts)
-            _run_phase(record, resumer, session, store, second, timeout)
-        elif facts.rerun is not None and facts.rerun_entry:
-            if (record.first.result or {}).get("pending") is None:
-                return record  # the halt did not happen; the checks report it
-            resumer = resume_shim if resume_shim is not None else shim
-            if facts.restart_before_resume:
-                resumer.restart()
-            second = dict(base, entry=facts.rerun_entry, prompt=facts.rerun["prompt"], toolkit=facts.rerun_toolkit)
-            if facts.rerun_entry == "ask":
-                second["id"] = facts.conversation_id
-            else:
-                second["history"] = copy_json((record.first.result or {}).get("messages", []))
-            _run_phase(record, resumer, session, store, second, timeout)
+        else:  # a rerun: the same entry point again, with a new prompt and the toolkit it builds now
+            second.update(prompt=(facts.rerun or {})["prompt"], toolkit=facts.rerun_toolkit)
+        _run_phase(record, resumer, session, store, second, timeout)
         return record
     finally:
         provider.end_session(session)

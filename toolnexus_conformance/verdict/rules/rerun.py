@@ -20,8 +20,8 @@ from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
 from . import NotApplicable, check
 
 
-def _second_run(record: RunRecord, facts: Facts) -> tuple[list[Any], PhaseRecord]:
-    """The halted transcript and the phase that ran again with it."""
+def _second_run(record: RunRecord, facts: Facts) -> tuple[dict[str, Any], list[Any], PhaseRecord]:
+    """The rerun block, the halted transcript and the phase that ran again with it."""
     if facts.rerun is None:
         raise NotApplicable("no second run in this scenario")
     halted = record.first.result or {}
@@ -30,12 +30,12 @@ def _second_run(record: RunRecord, facts: Facts) -> tuple[list[Any], PhaseRecord
     phase = record.rerun
     if phase is None:
         raise NotApplicable("the second run did not happen")
-    return halted["messages"], phase
+    return facts.rerun, halted["messages"], phase
 
 
 @check("resume.rerun-with-transcript")
 def rerun_with_transcript(record: RunRecord, facts: Facts) -> Iterator[str]:
-    transcript, phase = _second_run(record, facts)
+    rerun, transcript, phase = _second_run(record, facts)
     how = "with the halted transcript as history" if phase.entry == "run" else "on the conversation holding the halted transcript"
     if phase.error is not None:
         yield f"{phase.entry} {how} failed: {phase.error.get('kind')}: {phase.error.get('message')}"
@@ -57,7 +57,7 @@ def rerun_with_transcript(record: RunRecord, facts: Facts) -> Iterator[str]:
         got = replayed[at] if at < len(replayed) else "nothing"
         yield (f"the second run's first request does not replay the halted transcript verbatim: message {at} is "
                f"{got!r}, the transcript has {transcript[at]!r}")
-    user_turn = {"role": "user", "content": facts.rerun["prompt"] if facts.rerun else ""}
+    user_turn = {"role": "user", "content": rerun["prompt"]}
     if sent[len(transcript):] != [user_turn]:
         yield f"after the halted transcript the second run sent {sent[len(transcript):]!r}; expected the one user turn {user_turn!r}"
     wanted = facts.expect.get("resumedStatus")
