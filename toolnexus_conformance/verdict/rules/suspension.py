@@ -304,7 +304,8 @@ def pending_marker(record: RunRecord, facts: Facts) -> Iterator[str]:
         flagged = [m for p in record.phases for m in p.metrics
                    if m.get("event") == "tool" and m.get("tool") == call.name and m.get("pending") is True]
         if flagged:
-            yield f"{shown}: its tool event carries pending:true ({flagged[0]!r})"
+            shown_event = {k: v for k, v in flagged[0].items() if k != "ms"}  # no timing in a verdict
+            yield f"{shown}: its tool event carries pending:true ({shown_event!r})"
 
 
 def _fixed_request_ids(facts: Facts) -> set[str]:
