@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from toolnexus_conformance.helpers.paths import fixtures_dir
-from toolnexus_conformance.reports.parity import render
+from toolnexus_conformance.reports.parity import render, render_root_causes
 from toolnexus_conformance.reports.parity_summary import render_summary, reproduce_command, summarize
 from toolnexus_conformance.scenario.model import Scenario
 
@@ -149,3 +149,20 @@ def test_reproduce_command_selects_exactly_one_variant() -> None:
             "-k", node, "--rule=relay.declined"]
     done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
     assert f"::{node}" in done.stdout and "1/" in done.stdout and "tests collected" in done.stdout, done.stdout[-800:]
+
+
+def test_root_causes_show_the_whole_cause_and_mark_a_flaky_one() -> None:
+    cause = "a sentence long enough to be cut at any table width " * 8 + "(its last words)"
+    report = {
+        "port": "golang", "library": "x", "rules": {}, "failures": [],
+        "rootCauses": [
+            {"rule": "golden.observables", "reason": "golden", "variants": 3, "cause": cause, "source": "a.go:1", "flaky": True},
+            {"rule": "relay.declined", "reason": "divergence", "variants": 2, "note": "n" * 500},
+        ],
+    }
+    lines = render_root_causes([report])
+    flaky = next(line for line in lines if "golden.observables" in line)
+    assert "| golden, flaky | 3 |" in flaky
+    assert "(its last words)" in flaky
+    noted = next(line for line in lines if "relay.declined" in line)
+    assert "n" * 239 + "…" in noted and "n" * 241 not in noted

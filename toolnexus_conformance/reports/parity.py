@@ -31,6 +31,7 @@ NOT_DRIVEN = {
     "elixir": "no Elixir toolchain and no Hex package reachable here",
 }
 PORT_ORDER = ("reference", "python", "golang", "java", "js")
+NOTE_CELL = 240  # characters of an observed note shown in a root-cause cell
 # Upstream's own scope for relay and durable resume (SPEC.md §1 "Upstream's preview scope"),
 # so a port maintainer reads a relay or resume failure against the right contract.
 PREVIEW_SCOPE = (
@@ -113,10 +114,21 @@ def render_root_causes(reports: list[dict[str, Any]]) -> list[str]:
         ordered = sorted(causes, key=lambda c: (c["reason"] == "capability", -c["variants"], c["rule"]))
         lines += [f"### {report['port']}", "", "| rule | reason | variants | what the port does | where |", "|---|---|---|---|---|"]
         for c in ordered:
-            what = (c.get("cause") or c.get("note") or "").replace("|", "\\|")
-            lines.append(f"| `{c['rule']}` | {c['reason']} | {c['variants']} | {what[:240]} | {c.get('source', '')} |")
+            reason = f"{c['reason']}, flaky" if c.get("flaky") else c["reason"]
+            lines.append(f"| `{c['rule']}` | {reason} | {c['variants']} | {_what(c)} | {c.get('source', '')} |")
         lines.append("")
     return lines if len(lines) > 2 else []
+
+
+def _what(cause: dict[str, Any]) -> str:
+    """What the port does: the maintainer's ``cause`` in full (a sentence cut short is one a
+    reader cannot act on), else the observed note, cut to one table cell."""
+    if cause.get("cause"):
+        text = cause["cause"]
+    else:
+        note = cause.get("note") or ""
+        text = note if len(note) <= NOTE_CELL else note[: NOTE_CELL - 1] + "…"
+    return text.replace("|", "\\|")
 
 
 def main(argv: list[str] | None = None) -> int:
