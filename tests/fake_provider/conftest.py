@@ -20,7 +20,7 @@ def provider() -> Iterator[FakeProvider]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[httpx.Client]:
-    # one client per module: building one loads the CA bundle (~40 ms), and it is
+    # one client per module: building one loads the CA bundle, and it is
     # thread-safe with a connection pool, so parallel tests can share it too
     with httpx.Client(timeout=5.0) as http:
         yield http

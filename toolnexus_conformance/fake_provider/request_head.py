@@ -1,7 +1,7 @@
 """Reading a request's head for the fake provider: the request line and the header fields.
 
-The stdlib handler reads header fields with the email package, about 80 µs a request, and
-every provider request of every run pays it. The clients the harness meets send plain
+The stdlib handler reads header fields with the email package, a cost every provider
+request of every run pays (benchmarks/README.md). The clients the harness meets send plain
 ``Name: value`` lines, which are split here. A head with anything else in it (a folded
 line, a line without a colon, a name with a space or a control character, a bare CR) goes
 to the stdlib's reader as it is, so the stdlib's reading of odd input stays the reference.

@@ -9,7 +9,7 @@ It knows nothing about providers, sessions or scripts; ``sessions.py`` is the ro
 
 Latency: the stdlib handler writes headers and body in separate sends. Without
 TCP_NODELAY, Nagle's algorithm holds the body back until the client ACKs the headers,
-and the client delays that ACK (~40 ms), so every request paid ~44 ms here. With
+and the client delays that ACK, so every request would wait for the delayed ACK. With
 ``nodelay=True`` (the default) accepted sockets get TCP_NODELAY and the response is
 buffered so headers and body leave in one send. ``nodelay=False`` exists only so
 ``benchmarks/fake_provider_latency.py`` can show the difference."""
@@ -132,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # requests are recorded by the router; stderr noise helps nobody
 
     def date_time_string(self, timestamp: float | None = None) -> str:
-        # The Date header changes once a second; formatting it was ~3% of a request.
+        # The Date header changes once a second: format it once a second, not per request.
         if timestamp is not None:
             return super().date_time_string(timestamp)
         second = int(time.time())
