@@ -1,7 +1,10 @@
 """The pytest plugin (entry point ``pytest11: toolnexus_conformance``).
 
-Options, session setup and collection only: ``--port``/``--port-cmd`` turn scenario files
-into test items (``plugin/items.py``); the per-rule summary and reports are ``reports/run_report.py``'s. Without
+Options, session setup, collection, and the session's end: ``--port``/``--port-cmd`` turn
+scenario files into test items (``plugin/items.py``), each of which appends its result to
+the session's results stream; at the end the expectations' matches, stale entries, orphan
+goldens, ``--update-expectations`` and the xdist merge are computed from that stream. The
+per-rule summary and reports are ``reports/run_report.py``'s. Without
 ``--port`` or ``--port-cmd`` the plugin stays out of the way, so the harness's own tests
 and any other suite run unchanged.
 """
@@ -29,7 +32,7 @@ from toolnexus_conformance.plugin.collection import (
     scenario_ids,
     scenarios_folder,
 )
-from toolnexus_conformance.plugin.items import SESSION_KEY, ConformanceFailure, VariantItem, restarts_shim
+from toolnexus_conformance.plugin.items import ConformanceFailure, VariantItem, restarts_shim
 from toolnexus_conformance.plugin.usage import check_arguments, check_xdist_stand_in
 from toolnexus_conformance.reports import run_report as report
 from toolnexus_conformance.run.counterparts import resolve_baseline
@@ -38,7 +41,7 @@ from toolnexus_conformance.shim.warm_session import shim_session
 from toolnexus_conformance.verdict.expectations import Expectations, ExpectationsError, load, write
 from toolnexus_conformance.verdict.run_completeness import RunShape, incomplete_reason
 from toolnexus_conformance.verdict.selection import load_rules
-from toolnexus_conformance.verdict.session import ConformanceSession
+from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -216,9 +219,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return scenario_file(parent, file_path)
 
 
-MIN_VARIANTS_TO_EVALUATE_ASIDE = 100
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
     config = session.config
@@ -259,29 +259,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         conformance.restart_needs = [
             item.variant.requires for item in session.items if isinstance(item, VariantItem) and restarts_shim(item)
         ]
-    if _evaluates_aside(session, conformance):
-        conformance.start_evaluator()
-
-
-def _evaluates_aside(session: pytest.Session, conformance: ConformanceSession) -> bool:
-    """Whether records are checked in the evaluator process while the next variant runs:
-    in a serial run of enough variants to pay for the process's start (an interpreter and
-    the rules, on the other core). An xdist worker keeps its core's share busy already; goldens being
-    written and the cross-port run (its own items) judge in pytest's process."""
-    config = session.config
-    if hasattr(config, "workerinput") or config.getoption("collectonly") or conformance.update_goldens:
-        return False
-    if cross_resume.requested(config):
-        return False
-    return sum(isinstance(item, VariantItem) for item in session.items) >= MIN_VARIANTS_TO_EVALUATE_ASIDE
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    if isinstance(item, VariantItem) and isinstance(nextitem, VariantItem):
-        conformance: ConformanceSession = item.config.stash[SESSION_KEY]
-        if conformance.evaluator is not None:
-            item.next_variant = nextitem
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -298,8 +275,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if conformance.update_goldens:
             conformance.kept_goldens_reason = incomplete_reason(conformance.coverage, _run_shape(session, conformance, exitstatus))
         return
-    _judge_orphans(session, conformance, exitstatus)
     coverage = conformance.coverage
+    for scenario_id, variant in conformance.results.judged():
+        coverage.judge(scenario_id, variant)
+    _judge_orphans(session, conformance, exitstatus)
+    try:
+        conformance.count_matches()
+    except ExpectationsError as exc:
+        conformance.expectations_error = str(exc)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
     if session.config.getoption("update_expectations") and conformance.expectations.path is not None:
         # (pytest_configure refuses --update-expectations without --expectations.)
         # Entries this run did not judge are carried over unchanged: those of scenarios not
@@ -336,15 +321,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 class _VerdictRecorder:
-    """Registered for a conformance run: notes which scenarios were defined and which variants
-    got a verdict, the evidence ``run_completeness`` judges a run's completeness on."""
+    """Registered for a conformance run: notes which scenarios were defined (the variants
+    that got a verdict are the results stream's), the evidence ``run_completeness`` judges a
+    run's completeness on, and each failed variant's stderr tail and rerun command."""
 
     def __init__(self, conformance: ConformanceSession, config: pytest.Config) -> None:
         self._coverage = conformance.coverage
         self._context = conformance.failure_context
-        # An xdist controller learns verdicts from its workers' exports: the reports it is
-        # forwarded include the ones it makes up for a crashed worker's item.
-        self._from_workers = _distributing(config)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -357,19 +340,12 @@ class _VerdictRecorder:
                 return
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """A variant has its verdict once its call ran, or its setup failed or skipped it.
-        A failed variant's shim stderr and rerun command are kept from its failure text
+        """A failed variant's shim stderr and rerun command are kept from its failure text
         (here on the xdist controller too, which is handed every report)."""
         if report.when == "call" and report.failed and not hasattr(report, "wasxfail"):
             context = failure_context(str(report.longrepr))
             if context:
                 self._context[report.nodeid.rsplit("::", 1)[-1]] = context
-        if self._from_workers or not (report.when == "call" or (report.when == "setup" and not report.passed)):
-            return
-        name = report.nodeid.rsplit("::", 1)[-1]
-        if name.endswith("]") and "[" in name:
-            scenario_id, variant = name[:-1].split("[", 1)
-            self._coverage.judge(scenario_id, variant)
 
 
 class _XdistController:
@@ -416,6 +392,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Under --update-expectations a variant's failure is what the file is rewritten from:
     reported as an expected failure (recorded), not as a failed test."""
     report = yield
+    ended_without_result = (call.when == "setup" and not report.passed) or (
+        call.when == "call" and call.excinfo is not None and not call.excinfo.errisinstance(ConformanceFailure)
+    )
+    if ended_without_result and isinstance(item, VariantItem) and SESSION_KEY in item.config.stash:
+        # A variant whose setup failed or skipped it, or whose call raised before the
+        # pipeline gave a result: it got its verdict all the same (run_completeness).
+        item.config.stash[SESSION_KEY].coverage.judge(item.variant.scenario.id, item.variant.name)
     if (
         call.when == "call"
         and report.failed
@@ -501,12 +484,6 @@ def _judge_orphans(session: pytest.Session, conformance: ConformanceSession, exi
     elif orphans:
         conformance.unused_goldens = orphans
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def _distributing(config: pytest.Config) -> bool:
-    """This process is an xdist controller that hands the tests to workers."""
-    dist = config.getoption("dist", default="no")
-    return not hasattr(config, "workerinput") and dist not in (None, "no")
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -40,19 +40,13 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
     never = sorted(rid for rid, info in conformance.rules.items() if rid not in {r["rule"] for r in rows})
     if never and rows:  # with no row at all (nothing ran), listing every rule says nothing
         terminal.write_line(f"rules not exercised by any selected scenario ({len(never)}): {', '.join(never)}")
-    for rule, gaps in sorted(conformance.tally.gaps.items()):
+    tally = conformance.tally
+    for rule, gaps in sorted(tally.gaps.items()):
         terminal.write_line(f"spec gap [{rule}] ({len(gaps)}):")
         for gap in gaps[:MAX_GAPS_SHOWN]:
             terminal.write_line(f"    {gap}")
-    if conformance.evaluator is not None and conformance.evaluator.fallbacks:
-        # The verdicts stand (pytest's process checked those records); the evaluator
-        # process failing is a harness bug worth a report.
-        fallbacks = conformance.evaluator.fallbacks
-        terminal.write_line(
-            f"harness: {len(fallbacks)} record(s) were checked in pytest's process after the evaluator process "
-            f"failed; first: {fallbacks[0]}",
-            yellow=True,
-        )
+    if conformance.expectations_error is not None:
+        terminal.write_line(f"ERROR {conformance.expectations_error}", red=True)
     for path in conformance.deleted_goldens:
         terminal.write_line(f"deleted orphan golden (no variant owns it): {path}")
     if conformance.kept_goldens_reason is not None:
