@@ -295,7 +295,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             for key in e.keys
             if not coverage.fully_judged(key.split("[", 1)[0]) or not conformance.selected(key.split("::", 1)[-1])
         }
-        observed = {**kept, **conformance.observed_failures}
+        observed = {**kept, **conformance.observed_failures()}
         write(
             conformance.expectations.path,
             conformance.port.name,

@@ -159,16 +159,13 @@ class ConformanceSession:
         """Append a variant's result to the run's results stream."""
         self.results.append(result)
 
-    @property
     def tally(self) -> Tally:
         return self.results.tally()
 
-    @property
     def observed_failures(self) -> dict[str, tuple[str, str]]:
         """Per failing or expected-failing key: its reason class and its evidence on one line."""
         return {key: (rv.outcome.reason, _one_line(rv.outcome.evidence)) for key, rv in self.results.failures()}
 
-    @property
     def failure_evidence(self) -> dict[str, list[str]]:
         """Per failing key, the check's evidence (the minimal diff), bounded; for the JSON report."""
         return {key: _evidence_lines(rv.outcome.evidence) for key, rv in self.results.failures()}
@@ -181,7 +178,7 @@ class ConformanceSession:
     def fewest_scenarios(self) -> tuple[int, list[str]] | None:
         """The smallest number of distinct scenarios in which a normative rule's check ran,
         and the rules at that minimum (None when no normative rule was checked)."""
-        tally = self.tally
+        tally = self.tally()
         counts = {
             rule: len(tally.scenarios.get(rule, ()))
             for rule in set(tally.counts)
@@ -209,7 +206,7 @@ class ConformanceSession:
             self.worker_handshake = data["handshake"]
 
     def summary_rows(self) -> list[dict[str, Any]]:
-        tally = self.tally
+        tally = self.tally()
         rows = []
         for rule in sorted(set(tally.counts) | set(tally.gaps)):
             counts = tally.counts[rule]
