@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from inprocess import PluginRunner
-from plugin_runner import private_fixtures
+from plugin_runner import private_fixtures, run_pytest
 
 from toolnexus_conformance.reports.parity import render
 
@@ -42,3 +43,25 @@ def test_the_conformance_report_has_json_and_markdown(run_plugin: PluginRunner, 
     matrix = render([report])
     assert "| `relay.calls-in-one-request` | normative | pass 6 |" in matrix
     assert "| csharp | — | no:" in matrix
+
+
+@pytest.mark.slow
+def test_a_serial_and_an_xdist_run_write_the_same_report_naming_the_failing_rule(tmp_path: Path) -> None:
+    """Both reports are read from the results stream (an xdist controller's is its workers'
+    streams merged): the same verdicts give the same report, failure and evidence included."""
+    fixtures = private_fixtures(tmp_path, SCENARIO_ID)
+    golden = fixtures / "golden" / SCENARIO_ID / "openai-run.json"
+    data = json.loads(golden.read_text(encoding="utf-8"))
+    data["observables"]["phases"][0]["requests"][0]["model"] = "changed"
+    golden.write_text(json.dumps(data), encoding="utf-8")
+    scenario = str(fixtures / "scenarios" / f"{SCENARIO_ID}.json")
+    reports = []
+    for extra in ([], ["-n", "2"]):
+        target = tmp_path / f"report{len(reports)}.json"
+        run = run_pytest(scenario, "--port=reference", f"--conformance-report={target}", *extra, fixtures=fixtures)
+        assert run.code == 1, run.output
+        reports.append(json.loads(target.read_text(encoding="utf-8")))
+    serial, distributed = reports
+    assert list(serial["failures"]) == [f"{SCENARIO_ID}[openai-run]::golden.observables"]
+    assert serial["failures"][f"{SCENARIO_ID}[openai-run]::golden.observables"]["reason"] == "golden"
+    assert distributed == serial
