@@ -4,11 +4,12 @@ a markdown matrix; the parity command renders reports into docs/parity.md's form
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from inprocess import PluginRunner
-from plugin_runner import private_fixtures, run_pytest
+from plugin_runner import REPO, private_fixtures, run_pytest
 
 from toolnexus_conformance.reports.parity import render
 
@@ -64,4 +65,23 @@ def test_a_serial_and_an_xdist_run_write_the_same_report_naming_the_failing_rule
     serial, distributed = reports
     assert list(serial["failures"]) == [f"{SCENARIO_ID}[openai-run]::golden.observables"]
     assert serial["failures"][f"{SCENARIO_ID}[openai-run]::golden.observables"]["reason"] == "golden"
+    assert distributed == serial
+
+
+@pytest.mark.slow
+def test_the_report_of_a_mutant_run_names_the_rule_it_breaks_serial_and_xdist_alike(tmp_path: Path) -> None:
+    """A reference shim that sends the wrong anthropic-version header: the results stream
+    has it fail loop.anthropic-endpoint on the anthropic variants, and only there."""
+    mutant = f"{sys.executable} {REPO / 'tests' / 'mutants' / 'mutant_shim.py'} anthropic-wrong-version"
+    scenario = "fixtures/scenarios/loop-anthropic-root-base.json"
+    reports = []
+    for extra in ([], ["-n", "2"]):
+        target = tmp_path / f"mutant{len(reports)}.json"
+        run = run_pytest(scenario, f"--port-cmd={mutant}", f"--conformance-report={target}", *extra)
+        assert run.code == 1, run.output
+        assert "[loop.anthropic-endpoint]" in run.output
+        reports.append(json.loads(target.read_text(encoding="utf-8")))
+    serial, distributed = reports
+    assert {key.split("::", 1)[1] for key in serial["failures"]} == {"loop.anthropic-endpoint"}
+    assert all("[anthropic-" in key for key in serial["failures"])
     assert distributed == serial
