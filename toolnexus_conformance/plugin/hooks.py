@@ -389,7 +389,9 @@ def _what_was_written(previous: Expectations) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Under --update-expectations a variant's failure is what the file is rewritten from:
+    """A variant that ended without a result (its setup failed or skipped it, its call
+    raised before the pipeline gave one) still counts as judged for the run's coverage.
+    Under --update-expectations a variant's failure is what the file is rewritten from:
     reported as an expected failure (recorded), not as a failed test."""
     report = yield
     ended_without_result = (call.when == "setup" and not report.passed) or (
