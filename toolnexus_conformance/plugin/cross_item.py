@@ -21,7 +21,7 @@ from toolnexus_conformance.cross.oracle import judge_apart, oracle_run
 from toolnexus_conformance.cross.phases import HALTING, RESUMING, Attribution, attribute, halting_only
 from toolnexus_conformance.cross.resume import CROSS_KEY, CrossResume, Difference
 from toolnexus_conformance.helpers.errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from toolnexus_conformance.plugin.items import ConformanceFailure, Evidence, VariantItem
+from toolnexus_conformance.plugin.items import ConformanceFailure, Evidence, VariantItem, render_tail
 from toolnexus_conformance.plugin.rerun import rerun_command
 from toolnexus_conformance.run.facts import Facts
 from toolnexus_conformance.run.runner import RunRecord, run_variant
@@ -119,13 +119,16 @@ class CrossVariantItem(VariantItem):
             conformance.level,
             settle=settle,
         )
+        if result.failed:
+            rerun = rerun_command(self, cross.selector(), None) + _expectation_options(cross)
+            result = replace(result, rerun=rerun)
         conformance.add_result(result)
         self._count(cross, conformance, result.verdict, places)
         if result.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
                 self._name_phase_ports(conformance, cross)
-            raise ConformanceFailure(self._render_cross(cross, result.verdict, places, result.stderr_tail))
+            raise ConformanceFailure(self._render_cross(cross, result, places))
 
     def _name_phase_ports(self, conformance: ConformanceSession, cross: CrossResume) -> None:
         """The artifact says which port ran which phase (phase 1 the halt, the rest the resume)."""
@@ -253,23 +256,20 @@ class CrossVariantItem(VariantItem):
                 )
             )
 
-    def _render_cross(self, cross: CrossResume, verdict: Verdict, places: dict[str, Attribution], stderr: str) -> str:
+    def _render_cross(self, cross: CrossResume, result: Result, places: dict[str, Attribution]) -> str:
         lines = [
             f"scenario {self.variant.node_id} ({self.path.name}), cross-port resume: "
             f"halting phase on port {cross.halting.name}, resume phase on port {cross.resuming.name}:",
             "",
         ]
-        for rv in verdict.rules:
+        for rv in result.verdict.rules:
             if rv.status != "fail":
                 continue
             place = places[rv.rule]
             where = " and ".join(f"in the {p} phase, on port {cross.port_of(p)}" for p in place.owners)
             where = f"fails {where}"
             lines += [f"{rule_problem(rv)}\n  -> {where} [{place.how}]", ""]
-        if stderr.strip():
-            lines.append("shim stderr (tail):")
-            lines += [f"  | {line}" for line in stderr.strip().splitlines()[-15:]]
-        lines.append(f"rerun: {rerun_command(self, cross.selector(), None)}{_expectation_options(cross)}")
+        lines += render_tail(result)
         return "\n".join(lines)
 
 

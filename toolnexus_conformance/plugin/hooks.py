@@ -125,6 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
         validate_shim=bool(config.getoption("validate_shim")),
         artifacts=Path(artifacts) if artifacts else None,
         update_goldens=bool(config.getoption("update_snapshots", default=False)),
+        update_expectations=bool(config.getoption("update_expectations")),
     )
     conformance = config.stash[SESSION_KEY]
     conformance.regenerate_command = _update_command(conformance)
@@ -262,11 +263,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 class _VerdictRecorder:
     """Registered for a conformance run: notes which scenarios were defined (the variants
     that got a verdict are the results stream's), the evidence ``run_completeness`` judges a
-    run's completeness on, and each failed variant's stderr tail and rerun command."""
+    run's completeness on."""
 
     def __init__(self, conformance: ConformanceSession, config: pytest.Config) -> None:
         self._coverage = conformance.coverage
-        self._context = conformance.failure_context
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -277,14 +277,6 @@ class _VerdictRecorder:
             if variant is not None:
                 self._coverage.define(variant.scenario.id, [v.name for v in variant.scenario.variants()])
                 return
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """A failed variant's shim stderr and rerun command are kept from its failure text
-        (here on the xdist controller too, which is handed every report)."""
-        if report.when == "call" and report.failed and not hasattr(report, "wasxfail"):
-            context = failure_context(str(report.longrepr))
-            if context:
-                self._context[report.nodeid.rsplit("::", 1)[-1]] = context
 
 
 class _XdistController:
@@ -335,23 +327,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "skipped"
         report.wasxfail = f"recorded in {item.config.getoption('expectations')}"
     return report
-
-
-def failure_context(text: str) -> dict[str, Any]:
-    """From a variant's failure text (``items``): the shim's stderr tail and the rerun command."""
-    context: dict[str, Any] = {}
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("rerun: "):
-            context["rerun"] = line.removeprefix("rerun: ")
-        elif line.startswith("shim stderr (tail):"):
-            tail = []
-            for quoted in lines[i + 1 :]:
-                if not quoted.startswith("  | "):
-                    break
-                tail.append(quoted.removeprefix("  | "))
-            context["stderr"] = tail
-    return context
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

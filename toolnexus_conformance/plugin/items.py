@@ -10,7 +10,7 @@ diff, the shim's stderr tail and a rerun command.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,12 @@ from toolnexus_conformance.scenario.model import ScenarioError, Variant, load_sc
 from toolnexus_conformance.scenario.relations import relations_of
 from toolnexus_conformance.verdict.evaluate import unevaluated
 from toolnexus_conformance.verdict.judge import Verdict, rule_problem
-from toolnexus_conformance.verdict.pipeline import Ran, judge_variant, variant_facts
+from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant, variant_facts
 from toolnexus_conformance.verdict.rules.golden import golden_payload
 from toolnexus_conformance.verdict.selection import golden_owner_of, judged_rules
 from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
 
-__all__ = ["ConformanceFailure", "Evidence", "ScenarioFile", "VariantItem", "restarts_shim", "run_scenario_variant"]
+__all__ = ["ConformanceFailure", "Evidence", "ScenarioFile", "VariantItem", "render_tail", "restarts_shim", "run_scenario_variant"]
 
 REFERENCE_PORTS = {"reference"}
 
@@ -94,11 +94,13 @@ class VariantItem(pytest.Item):
             conformance.expectations,
             conformance.level,
         )
+        if result.failed:
+            result = replace(result, rerun=rerun_command(self, conformance.port.selector, conformance.expectations.path))
         conformance.add_result(result)
         if result.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
-            raise ConformanceFailure(self._render(conformance, self._problems(conformance, result.verdict), result.stderr_tail))
+            raise ConformanceFailure(self._render(conformance, self._problems(conformance, result.verdict), result))
 
     def _run(self, conformance: ConformanceSession, facts: Facts, rules: list[str]) -> Ran:
         """Run the variant through the port's shim (the pipeline's run step)."""
@@ -164,13 +166,10 @@ class VariantItem(pytest.Item):
             problems.insert(0, "\n".join([named, *messages]))
         return problems
 
-    def _render(self, conformance: ConformanceSession, problems: list[str], stderr_tail: str) -> str:
+    def _render(self, conformance: ConformanceSession, problems: list[str], result: Result) -> str:
         lines = [f"scenario {self.variant.node_id} ({self.path.name}) on port {conformance.port.name}:", ""]
         lines += [p + "\n" for p in problems]
-        if stderr_tail.strip():
-            lines.append("shim stderr (tail):")
-            lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
-        lines.append(f"rerun: {rerun_command(self, conformance.port.selector, conformance.expectations.path)}")
+        lines += render_tail(result)
         return "\n".join(lines)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
@@ -196,6 +195,16 @@ class VariantItem(pytest.Item):
             "stderr": evidence.stderr.splitlines(),
         }
         (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+def render_tail(result: Result) -> list[str]:
+    """The end of a failure's text: the shim's stderr tail, then the rerun command."""
+    lines = []
+    if result.stderr_tail.strip():
+        lines.append("shim stderr (tail):")
+        lines += [f"  | {line}" for line in result.stderr_lines()]
+    lines.append(f"rerun: {result.rerun}")
+    return lines
 
 
 def restarts_shim(item: pytest.Item) -> bool:

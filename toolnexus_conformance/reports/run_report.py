@@ -66,6 +66,7 @@ def build_report(conformance: ConformanceSession) -> dict[str, Any]:
     raw = handshake.raw if handshake else conformance.worker_handshake or {}
     library = raw.get("library") or {}
     evidence = conformance.failure_evidence()
+    context = conformance.failure_context()
     return {
         "port": conformance.port.name,
         "library": f"{library.get('name', '?')} {library.get('version', '?')}",
@@ -82,7 +83,7 @@ def build_report(conformance: ConformanceSession) -> dict[str, Any]:
         # each failed variant's shim stderr tail and rerun command, and the options that
         # select this port again (a variant's rerun: these plus -k <variant>).
         "evidence": {key: evidence[key] for key in sorted(evidence)},
-        "variants": {node: conformance.failure_context[node] for node in sorted(conformance.failure_context)},
+        "variants": {node: context[node] for node in sorted(context)},
         "selector": conformance.port.selector,
         "expectations": str(conformance.expectations.path) if conformance.expectations.path else None,
     }

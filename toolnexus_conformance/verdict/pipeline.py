@@ -39,6 +39,7 @@ __all__ = ["Ran", "Result", "Results", "Settle", "Tally", "judge_variant", "vari
 TALLY_COLUMN = {"pass": "pass", "fail": "fail", "expected-fail": "expected", "gap": "gap", "n/a": "n/a"}
 
 UNCALLED_SUFFIX = "-uncalled-relay"
+STDERR_LINES_SHOWN = 15  # of a failed variant's shim stderr, in its failure and the report
 
 
 def variant_facts(variant: Variant) -> Facts:
@@ -76,6 +77,11 @@ class Result:
     verdict: Verdict
     stderr_tail: str = ""
     skipped: str = ""  # why the variant was not run (it has no verdicts then)
+    rerun: str = ""  # the command that reruns the variant, as its failure printed it
+
+    def stderr_lines(self) -> list[str]:
+        """The stderr tail as a failure shows it: its last lines."""
+        return self.stderr_tail.strip().splitlines()[-STDERR_LINES_SHOWN:]
 
     @property
     def node_id(self) -> str:
@@ -93,12 +99,13 @@ class Result:
             "rules": [_rule_verdict_data(rv) for rv in self.verdict.rules],
             "stderr": self.stderr_tail,
             "skipped": self.skipped,
+            "rerun": self.rerun,
         }
 
     @classmethod
     def from_export(cls, data: Mapping[str, Any]) -> Result:
         verdict = Verdict(data["node"], tuple(_rule_verdict(rv) for rv in data["rules"]))
-        return cls(data["scenario"], data["variant"], verdict, data["stderr"], data["skipped"])
+        return cls(data["scenario"], data["variant"], verdict, data["stderr"], data["skipped"], data["rerun"])
 
 
 def judge_variant(
@@ -180,6 +187,10 @@ class Results:
     def listed_entries(self) -> Iterator[int]:
         """The ledger position of every listed key a verdict was judged against."""
         return (rv.listed_entry for r in self._items for rv in r.verdict.rules if rv.listed_entry is not None)
+
+    def failed(self) -> Iterator[Result]:
+        """Every result whose verdict is a problem (the variant's test failed)."""
+        return (r for r in self._items if r.failed)
 
     def failures(self) -> Iterator[tuple[str, RuleVerdict]]:
         """Every failing or expected-failing verdict, with its ``variant::rule`` key."""

@@ -42,12 +42,12 @@ class ConformanceSession:
     validate_shim: bool
     artifacts: Path | None
     update_goldens: bool
+    # --update-expectations: a failure is recorded in the file, not reported as a failed test.
+    update_expectations: bool = False
     rules: dict[str, RuleInfo] = field(default_factory=load_rules)
     checks: dict[str, Check] = field(default_factory=load_all)
     # Every variant's result, in the order judged (a controller's: its workers' too).
     results: Results = field(default_factory=Results)
-    # Per failed variant (node id), the shim's stderr tail and the rerun command it printed.
-    failure_context: dict[str, dict[str, Any]] = field(default_factory=dict)
     stale_entries: list[str] = field(default_factory=list)
     expectations_error: str | None = None  # the expectations file judged the run impossible to judge
     unused_goldens: list[Path] = field(default_factory=list)
@@ -169,6 +169,17 @@ class ConformanceSession:
     def failure_evidence(self) -> dict[str, list[str]]:
         """Per failing key, the check's evidence (the minimal diff), bounded; for the JSON report."""
         return {key: _evidence_lines(rv.outcome.evidence) for key, rv in self.results.failures()}
+
+    def failure_context(self) -> dict[str, dict[str, Any]]:
+        """Per failed variant (node id), the shim's stderr tail and the rerun command its
+        failure printed (none under --update-expectations, where no variant fails)."""
+        if self.update_expectations:
+            return {}
+        context: dict[str, dict[str, Any]] = {}
+        for result in self.results.failed():
+            found: dict[str, Any] = {"stderr": result.stderr_lines()} if result.stderr_tail.strip() else {}
+            context[result.node_id] = {**found, "rerun": result.rerun}
+        return context
 
     def count_matches(self) -> None:
         """Count the expectations entries the results were judged against (after the run,
