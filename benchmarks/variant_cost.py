@@ -1,5 +1,6 @@
-"""CPU per variant in pytest's process, split into the run (JSON-RPC, host, fake provider)
-and the judging (every rule's check, the golden comparisons included), for the reference.
+"""CPU per variant in pytest's process, split into the run (the facts with their goldens
+read, JSON-RPC, host, fake provider) and the judging (every rule's check, the golden
+comparisons included), for the reference.
 
     python benchmarks/variant_cost.py [--rounds 3] [--only SCENARIO]
 
@@ -30,6 +31,7 @@ from toolnexus_conformance.scenario.model import Variant, load_scenario, scenari
 from toolnexus_conformance.shim.ports import resolve  # noqa: E402
 from toolnexus_conformance.shim.session import ShimSession  # noqa: E402
 from toolnexus_conformance.verdict.evaluate import evaluate  # noqa: E402
+from toolnexus_conformance.verdict.pipeline import variant_facts  # noqa: E402
 from toolnexus_conformance.verdict.rules import load_all  # noqa: E402
 from toolnexus_conformance.verdict.selection import rules_of  # noqa: E402
 
@@ -58,7 +60,7 @@ def main() -> int:
             records: list[RunRecord] = []
             started = time.process_time()
             for variant in chosen:
-                records.append(run_variant(variant, shim, provider, timeout=30, facts=facts_for(variant)))
+                records.append(run_variant(variant, shim, provider, timeout=30, facts=variant_facts(variant)))
             run_s = time.process_time() - started
             started = time.process_time()
             outcomes = [evaluate(r, r.facts, rules_of(r.variant), checks) for r in records]

@@ -16,7 +16,7 @@ from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
 from toolnexus_conformance.scenario.declarations import declared_name
 from toolnexus_conformance.scenario.model import Variant, load_scenario
 from toolnexus_conformance.verdict.evaluate import Outcome, evaluate, failure_reason, unevaluated
-from toolnexus_conformance.verdict.judge import judge
+from toolnexus_conformance.verdict.judge import NO_LEDGER, Listing, judge
 from toolnexus_conformance.verdict.rules import Check, Forgiven, NotApplicable
 
 
@@ -90,6 +90,18 @@ def test_a_port_refusal_the_scenario_does_not_expect_is_a_port_error() -> None:
 # -- judge ---------------------------------------------------------------------------------
 
 
+class _Ledger:
+    """Expectations as the judge asks them: a reason per listed key, some keys flaky."""
+
+    def __init__(self, listed: dict[str, str], flaky: set[str] | None = None) -> None:
+        self._listed = listed
+        self._flaky = flaky or set()
+
+    def listing(self, key: str) -> Listing | None:
+        reason = self._listed.get(key)
+        return Listing(reason, key in self._flaky) if reason is not None else None
+
+
 LEVELS = {"n.ok": "normative", "n.bad": "normative", "n.listed": "normative", "n.wrong-reason": "normative",
           "a.bad": "advisory", "n.na": "normative", "n.fixed": "normative"}
 
@@ -101,7 +113,7 @@ def test_judge_turns_outcomes_into_the_five_verdicts() -> None:
         Outcome("a.bad", "fail", "divergence", ("gap",)), Outcome("n.na", "n/a"), Outcome("n.fixed", "pass"),
     ]
     listed = {"v[s]::n.listed": "divergence", "v[s]::n.wrong-reason": "divergence", "v[s]::n.fixed": "divergence"}
-    verdict = judge("v[s]", outcomes, listed.get, LEVELS.__getitem__)
+    verdict = judge("v[s]", outcomes, _Ledger(listed), LEVELS.__getitem__)
     assert {r.rule: r.status for r in verdict.rules} == {
         "n.ok": "pass", "n.bad": "fail", "n.listed": "expected-fail", "n.wrong-reason": "fail",
         "a.bad": "gap", "n.na": "n/a", "n.fixed": "pass"}
@@ -110,14 +122,14 @@ def test_judge_turns_outcomes_into_the_five_verdicts() -> None:
 
 
 def test_nothing_evaluated_fails_normative_rules_and_leaves_advisory_ones_not_applicable() -> None:
-    verdict = judge("v[s]", unevaluated(["n.ok", "a.bad"], "transport", "the shim crashed"), {}.get, LEVELS.__getitem__)
+    verdict = judge("v[s]", unevaluated(["n.ok", "a.bad"], "transport", "the shim crashed"), NO_LEDGER, LEVELS.__getitem__)
     assert [(r.rule, r.status, r.outcome.reason) for r in verdict.rules] == [
         ("n.ok", "fail", "transport"), ("a.bad", "n/a", "transport")]
 
 
 def test_judge_refuses_an_unknown_outcome_status() -> None:
     with pytest.raises(ValueError, match="unknown outcome status 'maybe'"):
-        judge("v[s]", [Outcome("n.ok", "maybe")], {}.get, LEVELS.__getitem__)
+        judge("v[s]", [Outcome("n.ok", "maybe")], NO_LEDGER, LEVELS.__getitem__)
 
 
 # -- the host's (Request, Answer) log ------------------------------------------------------
@@ -177,10 +189,10 @@ def test_a_check_that_raises_is_a_readable_harness_error_not_a_traceback() -> No
 def test_a_pass_of_a_flaky_entry_is_not_a_stale_entry_but_a_pass_of_a_plain_one_is() -> None:
     outcomes = [Outcome("n.ok", "pass")]
     listed = {"v[s]::n.ok": "divergence"}
-    plain = judge("v[s]", outcomes, listed.get, LEVELS.__getitem__)
-    flaky = judge("v[s]", outcomes, listed.get, LEVELS.__getitem__, lambda key: key == "v[s]::n.ok")
+    plain = judge("v[s]", outcomes, _Ledger(listed), LEVELS.__getitem__)
+    flaky = judge("v[s]", outcomes, _Ledger(listed, flaky={"v[s]::n.ok"}), LEVELS.__getitem__)
     assert plain.rules[0].unexpected_pass and plain.rules[0].is_problem
     assert not flaky.rules[0].unexpected_pass and not flaky.rules[0].is_problem
     # a flaky entry still judges a failure by its reason
-    failing = judge("v[s]", [Outcome("n.ok", "fail", "golden", "differs")], listed.get, LEVELS.__getitem__, lambda _k: True)
+    failing = judge("v[s]", [Outcome("n.ok", "fail", "golden", "differs")], _Ledger(listed, flaky=set(listed)), LEVELS.__getitem__)
     assert failing.rules[0].status == "fail"

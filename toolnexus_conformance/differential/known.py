@@ -6,7 +6,9 @@ scenario were a fixture whose goldens came from the expected port (``--against``
 variant, the golden comparison (the expected port's normalized observables are the golden,
 so the failing rule is ``golden.observables`` or, relay-free, ``absent.byte-identical``, reason
 class ``golden``), and every other rule the variant is judged on (cited + implicit) by its
-check on the port's run, reason class as :mod:`toolnexus_conformance.verdict.evaluate` gives it. Advisory rules
+check on the port's run (each port's run goes through the verdict pipeline,
+:mod:`toolnexus_conformance.verdict.pipeline`, judged with no expectations), reason class as
+:mod:`toolnexus_conformance.verdict.evaluate` gives it. Advisory rules
 are gaps, never findings. A rule whose check fails on the expected port's run too is not
 the port's difference: it is kept apart as a finding against the expected port.
 
@@ -44,13 +46,15 @@ from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.golden.compare import compare_variant
 from toolnexus_conformance.golden.normalize import normalize
 from toolnexus_conformance.helpers.errors import HarnessError
-from toolnexus_conformance.run.facts import facts_for
+from toolnexus_conformance.run.facts import Facts, facts_for
 from toolnexus_conformance.run.observables import observables
-from toolnexus_conformance.run.runner import run_variant
+from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import Variant
 from toolnexus_conformance.shim.session import ShimSession
-from toolnexus_conformance.verdict.evaluate import FAIL, Outcome, evaluate
+from toolnexus_conformance.verdict.evaluate import Outcome
 from toolnexus_conformance.verdict.expectations import Expectations
+from toolnexus_conformance.verdict.judge import NO_LEDGER
+from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant
 from toolnexus_conformance.verdict.rules import Check, load_all
 from toolnexus_conformance.verdict.rules.golden import GOLDEN_RULES, golden_owner
 from toolnexus_conformance.verdict.selection import load_rules, rules_of
@@ -182,24 +186,36 @@ class Judge:
         rules = [r for r in rules_of(variant) if r not in GOLDEN_RULES and self.levels.get(r, "normative") == "normative"]
         owner = golden_owner(uncalled_relay=False)
         try:
-            want = run_variant(variant, self.expected, self.provider, timeout=TIMEOUT_S, facts=facts)
+            want, there = self._judged(variant, self.expected, facts, rules)
         except HarnessError as exc:
             return [], [Finding(variant.name, owner, "transport", _first_line(exc))]
         try:
-            got = run_variant(variant, self.actual, self.provider, timeout=TIMEOUT_S, facts=facts)
+            got, here = self._judged(variant, self.actual, facts, rules)
         except HarnessError as exc:
             return [Finding(variant.name, rule, "transport", _first_line(exc)) for rule in [owner, *rules]], []
-        failing_there = {o.rule for o in evaluate(want, facts, rules, self.checks) if o.status == FAIL}
+        failing_there = {rv.rule for rv in there.verdict.rules if rv.status == "fail"}
         mine: list[Finding] = []
         theirs: list[Finding] = []
         golden = compare_variant(normalize(observables(want)), normalize(observables(got)), variant).failures
         if golden:
             paths = tuple(sorted({generalized(d.path) for d in golden}))
             mine.append(Finding(variant.name, owner, "golden", golden[0].render().strip(), paths))
-        for outcome in evaluate(got, facts, rules, self.checks):
-            if outcome.status == FAIL:
-                (theirs if outcome.rule in failing_there else mine).append(_finding(variant, outcome))
+        for rv in here.verdict.rules:
+            if rv.status == "fail":
+                (theirs if rv.rule in failing_there else mine).append(_finding(variant, rv.outcome))
         return mine, theirs
+
+    def _judged(self, variant: Variant, shim: ShimSession, facts: Facts, rules: list[str]) -> tuple[RunRecord, Result]:
+        """One port's run of the variant through the verdict pipeline, judged with no
+        expectations (every failure of a normative rule is one); a broken run raises."""
+        ran: list[RunRecord] = []
+
+        def run(facts: Facts, _rules: list[str]) -> Ran:
+            ran.append(run_variant(variant, shim, self.provider, timeout=TIMEOUT_S, facts=facts))
+            return Ran(ran[0])
+
+        result = judge_variant(facts, run, rules, self.checks, NO_LEDGER, lambda rule: self.levels.get(rule, "normative"))
+        return ran[0], result
 
 
 def _finding(variant: Variant, outcome: Outcome) -> Finding:

@@ -11,6 +11,7 @@ judge or delete orphans is ``run_completeness``'s business, not this module's.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,19 @@ def read_golden(scenario_id: str, variant_name: str) -> dict[str, Any] | None:
     if data is not None:
         _parsed[path] = (stamp, data)
     return data
+
+
+def read_goldens(scenario_id: str, variant_names: Iterable[str]) -> tuple[dict[str, dict[str, Any] | None], dict[str, Exception]]:
+    """The goldens of these variants of one scenario, by name, and by name the
+    :class:`GoldenError` of each that could not be read."""
+    found: dict[str, dict[str, Any] | None] = {}
+    errors: dict[str, Exception] = {}
+    for name in dict.fromkeys(variant_names):
+        try:
+            found[name] = read_golden(scenario_id, name)
+        except GoldenError as exc:
+            errors[name] = exc
+    return found, errors
 
 
 def _parse_golden(path: Path) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
 """Garbage-collector settings for the processes the harness owns that make many short-lived
-objects: the evaluator process, fork servers, and a differential search's workers.
+objects: fork servers, and a differential search's workers.
 
 Drawing, running and serving a scenario allocate many objects that die young; with the
 default threshold the youngest generation is collected over and over during each scenario.

@@ -20,8 +20,9 @@ from toolnexus_conformance.cross.report import markdown, report_block, summary_l
 from toolnexus_conformance.cross.resume import CROSS_KEY, CrossResume, refusal
 from toolnexus_conformance.helpers.errors import ShimError
 from toolnexus_conformance.plugin.cross_item import CrossVariantItem
-from toolnexus_conformance.plugin.items import SESSION_KEY, VariantItem, run_scenario_variant
+from toolnexus_conformance.plugin.items import VariantItem, run_scenario_variant
 from toolnexus_conformance.reports import run_report as report
+from toolnexus_conformance.verdict.session import SESSION_KEY
 
 
 class CrossResumePlugin:
@@ -47,7 +48,9 @@ class CrossResumePlugin:
                 continue
             assert item.parent is not None
             kept.append(
-                CrossVariantItem.from_parent(item.parent, name=item.name, variant=variant, callobj=run_scenario_variant)
+                CrossVariantItem.from_parent(
+                    item.parent, name=item.name, variant=variant, rules=item.rules, callobj=run_scenario_variant
+                )
             )
         if dropped:
             config.hook.pytest_deselected(items=dropped)

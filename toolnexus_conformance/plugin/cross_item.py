@@ -1,9 +1,11 @@
 """One cross-port resume variant as a test item: the halt on port A, the resume on port B.
 
-It runs the variant through the same runner as a single-port item (``resume_shim`` is B's
-shim), evaluates the same rules with the same checks and goldens, places each failure in
-its phase (``cross_phases``; ``cross_oracle`` when both phases fail it) and judges it against
-the expectations of the port(s) answering for it. The failure names the rule, the phase and
+It goes through the same verdict pipeline as a single-port item (``verdict/pipeline.py``):
+its run step runs the variant through the same runner (``resume_shim`` is B's shim), the
+same rules are evaluated with the same checks and goldens, and its settle step places each
+failure in its phase (``cross_phases``; ``cross_oracle`` when both phases fail it) and names
+the ledger the placed failure is judged against: the expectations of the port(s) answering
+for it. The failure names the rule, the phase and
 its port, and the command that reruns the cross variant.
 """
 
@@ -19,14 +21,9 @@ from toolnexus_conformance.cross.oracle import judge_apart, oracle_run
 from toolnexus_conformance.cross.phases import HALTING, RESUMING, Attribution, attribute, halting_only
 from toolnexus_conformance.cross.resume import CROSS_KEY, CrossResume, Difference
 from toolnexus_conformance.helpers.errors import HarnessError, OutgoingMessageTooLarge, ShimError
-from toolnexus_conformance.plugin.items import (
-    SESSION_KEY,
-    ConformanceFailure,
-    Evidence,
-    VariantItem,
-)
+from toolnexus_conformance.plugin.items import ConformanceFailure, Evidence, VariantItem, render_tail
 from toolnexus_conformance.plugin.rerun import rerun_command
-from toolnexus_conformance.run.facts import Facts, facts_for
+from toolnexus_conformance.run.facts import Facts
 from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.verdict.evaluate import (
     CATCH_ALL,
@@ -34,13 +31,14 @@ from toolnexus_conformance.verdict.evaluate import (
     NOT_APPLICABLE,
     UNEVALUATED,
     Outcome,
-    evaluate,
     failure_reason,
     unevaluated,
 )
-from toolnexus_conformance.verdict.judge import Verdict, judge, rule_problem
-from toolnexus_conformance.verdict.selection import rules_of
-from toolnexus_conformance.verdict.session import ConformanceSession
+from toolnexus_conformance.verdict.judge import Ledger, Listing, Verdict, rule_problem
+from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant, variant_facts
+from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
+
+__all__ = ["CrossVariantItem"]
 
 REASON_BY_ERROR = {"divergence", "port-error"}  # the classes failure_reason picks between
 
@@ -52,6 +50,13 @@ class _Resumer:
     def __init__(self, cross: CrossResume) -> None:
         self._cross = cross
         self.reached = False
+        self.broke: str | None = None  # the phase whose shim broke the run
+
+    def port_of(self, phase: str) -> str:
+        return self._cross.port_of(phase)
+
+    def stderr_tail(self) -> str:
+        return self._cross.shim().process.stderr_tail()
 
     def call(self, method: str, params: dict[str, Any], *, timeout: float, handler: Any = None) -> Any:
         self.reached = True
@@ -66,6 +71,27 @@ class _Resumer:
         self._cross.shim().prepare_restart()
 
 
+class _PlacedLedger:
+    """The expectations a placed failure is judged against: every port answering for its
+    phase(s) must list it, with one reason. A pass is never an "unexpected pass" here (no
+    ratchet across ports), so a rule not placed is listed nowhere."""
+
+    def __init__(self, cross: CrossResume, places: dict[str, Attribution]) -> None:
+        self._cross = cross
+        self._places = places
+
+    def listing(self, key: str) -> Listing | None:
+        place = self._places.get(key.rsplit("::", 1)[-1])
+        if place is None:
+            return None
+        reasons = set()
+        for phase in place.owners:
+            found = self._cross.expectations_of(phase).entry_for(key)
+            reasons.add(found[1].reason if found is not None else None)
+        reason = reasons.pop() if len(reasons) == 1 else None
+        return Listing(reason) if reason is not None else None
+
+
 class CrossVariantItem(VariantItem):
     def runtest(self) -> None:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
@@ -73,31 +99,36 @@ class CrossVariantItem(VariantItem):
         missing = self._missing(conformance, cross)
         if missing:
             cross.counts.skipped.append((self.variant.node_id, missing))
+            conformance.add_result(Result(self.variant.scenario.id, self.variant.name, Verdict(self.variant.node_id, ()), skipped=missing))
             pytest.skip(missing)
-        conformance.scenarios_run.add(self.variant.scenario.id)
-        conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
-        facts = facts_for(self.variant)
-        outcomes, places, stderr = self._judged_outcomes(conformance, cross, facts)
+        places: dict[str, Attribution] = {}
+        resumer = _Resumer(cross)
+        timeout = max(cross.halting.timeout, cross.resuming.timeout)
 
-        def listed(key: str) -> str | None:
-            place = places.get(key.rsplit("::", 1)[-1])
-            if place is None:
-                return None  # a pass is never an "unexpected pass" here: no ratchet across ports
-            # Every port answering for the failure must list it, with one reason.
-            reasons = set()
-            for phase in place.owners:
-                entry = cross.expectations_of(phase).lookup(key)
-                reasons.add(entry.reason if entry is not None else None)
-            return reasons.pop() if len(reasons) == 1 else None
+        def settle(outcomes: list[Outcome], record: RunRecord | None, facts: Facts) -> tuple[list[Outcome], Ledger]:
+            placed, where = self._settled(conformance, cross, resumer, outcomes, record, facts, timeout)
+            places.update(where)
+            return placed, _PlacedLedger(cross, where)
 
-        verdict = judge(facts.node_id, outcomes, listed, conformance.level)
-        conformance.record_verdict(facts.scenario_id, verdict)
-        self._count(cross, conformance, verdict, places)
-        if verdict.failed:
+        result = judge_variant(
+            variant_facts(self.variant),
+            lambda facts, rules: self._run_cross(conformance, resumer, facts, rules, timeout),
+            self.rules,
+            conformance.checks,
+            conformance.expectations,
+            conformance.level,
+            settle=settle,
+        )
+        if result.failed:
+            rerun = rerun_command(self, cross.selector(), None) + _expectation_options(cross)
+            result = replace(result, rerun=rerun)
+        conformance.add_result(result)
+        self._count(cross, conformance, result.verdict, places)
+        if result.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
                 self._name_phase_ports(conformance, cross)
-            raise ConformanceFailure(self._render_cross(cross, verdict, places, stderr))
+            raise ConformanceFailure(self._render_cross(cross, result, places))
 
     def _name_phase_ports(self, conformance: ConformanceSession, cross: CrossResume) -> None:
         """The artifact says which port ran which phase (phase 1 the halt, the rest the resume)."""
@@ -127,31 +158,46 @@ class CrossVariantItem(VariantItem):
         ]
         return "; ".join(lacks) + (" — this variant needs them for a cross-port resume" if lacks else "")
 
-    def _judged_outcomes(
-        self, conformance: ConformanceSession, cross: CrossResume, facts: Facts
-    ) -> tuple[list[Outcome], dict[str, Attribution], str]:
-        rules = [r for r in rules_of(self.variant) if conformance.selected(r)]
-        resumer = _Resumer(cross)
+    def _run_cross(
+        self, conformance: ConformanceSession, resumer: _Resumer, facts: Facts, rules: list[str], timeout: float
+    ) -> Ran:
+        """The halt on A's shim, the resume on B's (the pipeline's run step)."""
         shim = conformance.shim()
         mark = shim.process.transcript.mark()
-        timeout = max(cross.halting.timeout, cross.resuming.timeout)
         try:
             shim.ensure_alive()
             record = run_variant(
                 self.variant, shim, conformance.provider(), timeout=timeout, facts=facts, resume_shim=resumer
             )
         except OutgoingMessageTooLarge as exc:
-            return unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), {}, ""
+            return Ran(None, tuple(unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}")))
         except HarnessError as exc:
             phase = RESUMING if resumer.reached else HALTING
             stderr = getattr(exc, "stderr_tail", "") or ""
             self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
-            why = f"the {phase} phase on port {cross.port_of(phase)!r} broke: {exc}"
-            outcomes = unevaluated(rules, "transport", why)
-            return outcomes, {o.rule: Attribution((phase,), "the shim that broke") for o in outcomes}, stderr
-        stderr = shim.process.stderr_tail() + (cross.shim().process.stderr_tail() if resumer.reached else "")
+            why = f"the {phase} phase on port {resumer.port_of(phase)!r} broke: {exc}"
+            resumer.broke = phase
+            return Ran(None, tuple(unevaluated(rules, "transport", why)), stderr)
+        stderr = shim.process.stderr_tail() + (resumer.stderr_tail() if resumer.reached else "")
         self._evidence = Evidence(record, shim.process.transcript.since(mark), stderr)
-        outcomes = evaluate(record, facts, rules, conformance.checks, one_cause=False)
+        return Ran(record, (), stderr)
+
+    def _settled(
+        self,
+        conformance: ConformanceSession,
+        cross: CrossResume,
+        resumer: _Resumer,
+        outcomes: list[Outcome],
+        record: RunRecord | None,
+        facts: Facts,
+        timeout: float,
+    ) -> tuple[list[Outcome], dict[str, Attribution]]:
+        """Every failure placed in its phase, one cause per phase, the halting phase's
+        failures classed by that phase alone (the pipeline's settle step)."""
+        if record is None:
+            if resumer.broke is None:
+                return outcomes, {}
+            return outcomes, {o.rule: Attribution((resumer.broke,), "the shim that broke") for o in outcomes}
         # A failure not judged because another rule failed may be judged again (verdict/judge.py):
         # it is placed too.
         failing = [o.superseded or o for o in outcomes]
@@ -160,7 +206,7 @@ class CrossVariantItem(VariantItem):
         }
         places = self._judged_apart(conformance, cross, outcomes, places, record, facts, timeout)
         outcomes = _one_cause_per_phase(outcomes, places)
-        return [_halting_reason(o, places, record, facts) for o in outcomes], places, stderr
+        return [_halting_reason(o, places, record, facts) for o in outcomes], places
 
     def _judged_apart(
         self,
@@ -210,23 +256,20 @@ class CrossVariantItem(VariantItem):
                 )
             )
 
-    def _render_cross(self, cross: CrossResume, verdict: Verdict, places: dict[str, Attribution], stderr: str) -> str:
+    def _render_cross(self, cross: CrossResume, result: Result, places: dict[str, Attribution]) -> str:
         lines = [
             f"scenario {self.variant.node_id} ({self.path.name}), cross-port resume: "
             f"halting phase on port {cross.halting.name}, resume phase on port {cross.resuming.name}:",
             "",
         ]
-        for rv in verdict.rules:
+        for rv in result.verdict.rules:
             if rv.status != "fail":
                 continue
             place = places[rv.rule]
             where = " and ".join(f"in the {p} phase, on port {cross.port_of(p)}" for p in place.owners)
             where = f"fails {where}"
             lines += [f"{rule_problem(rv)}\n  -> {where} [{place.how}]", ""]
-        if stderr.strip():
-            lines.append("shim stderr (tail):")
-            lines += [f"  | {line}" for line in stderr.strip().splitlines()[-15:]]
-        lines.append(f"rerun: {rerun_command(self, cross.selector(), None)}{_expectation_options(cross)}")
+        lines += render_tail(result)
         return "\n".join(lines)
 
 

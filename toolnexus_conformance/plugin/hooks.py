@@ -1,7 +1,10 @@
 """The pytest plugin (entry point ``pytest11: toolnexus_conformance``).
 
-Options, session setup and collection only: ``--port``/``--port-cmd`` turn scenario files
-into test items (``plugin/items.py``); the per-rule summary and reports are ``reports/run_report.py``'s. Without
+Options, session setup and collection: ``--port``/``--port-cmd`` turn scenario files into
+test items (``plugin/items.py``), each of which appends its result to the session's results
+stream; the hooks here also note what the run's coverage needs and fold xdist workers'
+streams into the controller's. What is judged of the run as a whole at its end is
+``plugin/session_end.py``'s; the per-rule summary and reports are ``reports/run_report.py``'s. Without
 ``--port`` or ``--port-cmd`` the plugin stays out of the way, so the harness's own tests
 and any other suite run unchanged.
 """
@@ -18,27 +21,25 @@ from typing import Any
 import pytest
 
 from toolnexus_conformance.cross import resume as cross_resume
-from toolnexus_conformance.golden.files import delete_goldens, orphan_goldens
 from toolnexus_conformance.helpers.paths import scenarios_dir
+from toolnexus_conformance.plugin import session_end
 from toolnexus_conformance.plugin.collection import (
     expand_short_arguments,
     is_explicit_argument,
     is_scenarios_folder,
     real_path,
     scenario_file,
-    scenario_ids,
     scenarios_folder,
 )
-from toolnexus_conformance.plugin.items import SESSION_KEY, ConformanceFailure, VariantItem, restarts_shim
+from toolnexus_conformance.plugin.items import ConformanceFailure, VariantItem, restarts_shim
 from toolnexus_conformance.plugin.usage import check_arguments, check_xdist_stand_in
 from toolnexus_conformance.reports import run_report as report
 from toolnexus_conformance.run.counterparts import resolve_baseline
 from toolnexus_conformance.shim.ports import PortError, ResolvedPort, resolve
 from toolnexus_conformance.shim.warm_session import shim_session
-from toolnexus_conformance.verdict.expectations import Expectations, ExpectationsError, load, write
-from toolnexus_conformance.verdict.run_completeness import RunShape, incomplete_reason
+from toolnexus_conformance.verdict.expectations import ExpectationsError, load
 from toolnexus_conformance.verdict.selection import load_rules
-from toolnexus_conformance.verdict.session import ConformanceSession
+from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -124,6 +125,7 @@ def pytest_configure(config: pytest.Config) -> None:
         validate_shim=bool(config.getoption("validate_shim")),
         artifacts=Path(artifacts) if artifacts else None,
         update_goldens=bool(config.getoption("update_snapshots", default=False)),
+        update_expectations=bool(config.getoption("update_expectations")),
     )
     conformance = config.stash[SESSION_KEY]
     conformance.regenerate_command = _update_command(conformance)
@@ -216,9 +218,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return scenario_file(parent, file_path)
 
 
-MIN_VARIANTS_TO_EVALUATE_ASIDE = 100
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
     config = session.config
@@ -259,92 +258,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         conformance.restart_needs = [
             item.variant.requires for item in session.items if isinstance(item, VariantItem) and restarts_shim(item)
         ]
-    if _evaluates_aside(session, conformance):
-        conformance.start_evaluator()
-
-
-def _evaluates_aside(session: pytest.Session, conformance: ConformanceSession) -> bool:
-    """Whether records are checked in the evaluator process while the next variant runs:
-    in a serial run of enough variants to pay for the process's start (an interpreter and
-    the rules, on the other core). An xdist worker keeps its core's share busy already; goldens being
-    written and the cross-port run (its own items) judge in pytest's process."""
-    config = session.config
-    if hasattr(config, "workerinput") or config.getoption("collectonly") or conformance.update_goldens:
-        return False
-    if cross_resume.requested(config):
-        return False
-    return sum(isinstance(item, VariantItem) for item in session.items) >= MIN_VARIANTS_TO_EVALUATE_ASIDE
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    if isinstance(item, VariantItem) and isinstance(nextitem, VariantItem):
-        conformance: ConformanceSession = item.config.stash[SESSION_KEY]
-        if conformance.evaluator is not None:
-            item.next_variant = nextitem
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
-    if conformance is None:
-        return
-    conformance.close()
-    if hasattr(session.config, "workerinput"):
-        # An xdist worker: the controller judges the run as a whole.
-        session.config.workeroutput["toolnexus_conformance"] = conformance.export()  # type: ignore[attr-defined]
-        return
-    if session.config.getoption("collectonly"):
-        # --collect-only judges nothing: no variant ran, so nothing is orphaned or stale.
-        if conformance.update_goldens:
-            conformance.kept_goldens_reason = incomplete_reason(conformance.coverage, _run_shape(session, conformance, exitstatus))
-        return
-    _judge_orphans(session, conformance, exitstatus)
-    coverage = conformance.coverage
-    if session.config.getoption("update_expectations") and conformance.expectations.path is not None:
-        # (pytest_configure refuses --update-expectations without --expectations.)
-        # Entries this run did not judge are carried over unchanged: those of scenarios not
-        # every variant of which got a verdict, and those of rules --rule left out.
-        kept = {
-            key: (e.reason, e.note)
-            for e in conformance.expectations.entries
-            for key in e.keys
-            if not coverage.fully_judged(key.split("[", 1)[0]) or not conformance.selected(key.split("::", 1)[-1])
-        }
-        observed = {**kept, **conformance.observed_failures}
-        write(
-            conformance.expectations.path,
-            conformance.port.name,
-            observed,
-            conformance.expectations,
-            regenerate=_regenerate_command(session.config, conformance),
-        )
-        session.config.stash[UPDATED_KEY] = _what_was_written(conformance.expectations)
-    elif not _filtered(session, conformance) and conformance.expectations.path is not None:
-        # An entry is stale when every variant of its scenario got a verdict and it matched nothing.
-        conformance.stale_entries = [
-            e.key for e in conformance.expectations.unmatched() if all(coverage.fully_judged(k.split("[", 1)[0]) for k in e.keys)
-        ]
-        if conformance.stale_entries:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    target = session.config.getoption("conformance_report")
-    if target and cross_resume.CROSS_KEY in session.config.stash:
-        from toolnexus_conformance.plugin.cross_hooks import write_cross_report
-
-        write_cross_report(session.config, Path(target))
-    elif target:
-        report.write_reports(conformance, Path(target))
 
 
 class _VerdictRecorder:
-    """Registered for a conformance run: notes which scenarios were defined and which variants
-    got a verdict, the evidence ``run_completeness`` judges a run's completeness on."""
+    """Registered for a conformance run: notes which scenarios were defined (the variants
+    that got a verdict are the results stream's), the evidence ``run_completeness`` judges a
+    run's completeness on."""
 
     def __init__(self, conformance: ConformanceSession, config: pytest.Config) -> None:
         self._coverage = conformance.coverage
-        self._context = conformance.failure_context
-        # An xdist controller learns verdicts from its workers' exports: the reports it is
-        # forwarded include the ones it makes up for a crashed worker's item.
-        self._from_workers = _distributing(config)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -355,21 +277,6 @@ class _VerdictRecorder:
             if variant is not None:
                 self._coverage.define(variant.scenario.id, [v.name for v in variant.scenario.variants()])
                 return
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """A variant has its verdict once its call ran, or its setup failed or skipped it.
-        A failed variant's shim stderr and rerun command are kept from its failure text
-        (here on the xdist controller too, which is handed every report)."""
-        if report.when == "call" and report.failed and not hasattr(report, "wasxfail"):
-            context = failure_context(str(report.longrepr))
-            if context:
-                self._context[report.nodeid.rsplit("::", 1)[-1]] = context
-        if self._from_workers or not (report.when == "call" or (report.when == "setup" and not report.passed)):
-            return
-        name = report.nodeid.rsplit("::", 1)[-1]
-        if name.endswith("]") and "[" in name:
-            scenario_id, variant = name[:-1].split("[", 1)
-            self._coverage.judge(scenario_id, variant)
 
 
 class _XdistController:
@@ -387,9 +294,6 @@ class _XdistController:
             conformance.coverage.crashed_workers += 1
 
 
-UPDATED_KEY = pytest.StashKey[str]()
-
-
 def _update_command(conformance: ConformanceSession) -> str:
     """The command that rewrites the expectations file from a run, as printed under an
     unexpected pass: runnable as is (the port's options as this run was given them)."""
@@ -398,24 +302,20 @@ def _update_command(conformance: ConformanceSession) -> str:
     )
 
 
-def _what_was_written(previous: Expectations) -> str:
-    """One line: the file --update-expectations wrote, and how it moved."""
-    path = previous.path
-    assert path is not None
-    before = {e.key for e in previous.entries}
-    after = {e.key for e in load(path).entries}
-    return (
-        f"wrote {path}: {len(after)} expected failure(s) this run saw "
-        f"({len(after - before)} added, {len(before - after)} removed, {len(after & before)} kept); "
-        "rerun without --update-expectations to check it"
-    )
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Under --update-expectations a variant's failure is what the file is rewritten from:
+    """A variant that ended without a result (its setup failed or skipped it, its call
+    raised before the pipeline gave one) still counts as judged for the run's coverage.
+    Under --update-expectations a variant's failure is what the file is rewritten from:
     reported as an expected failure (recorded), not as a failed test."""
     report = yield
+    ended_without_result = (call.when == "setup" and not report.passed) or (
+        call.when == "call" and call.excinfo is not None and not call.excinfo.errisinstance(ConformanceFailure)
+    )
+    if ended_without_result and isinstance(item, VariantItem) and SESSION_KEY in item.config.stash:
+        # A variant whose setup failed or skipped it, or whose call raised before the
+        # pipeline gave a result: it got its verdict all the same (run_completeness).
+        item.config.stash[SESSION_KEY].coverage.judge(item.variant.scenario.id, item.variant.name)
     if (
         call.when == "call"
         and report.failed
@@ -429,91 +329,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def failure_context(text: str) -> dict[str, Any]:
-    """From a variant's failure text (``items``): the shim's stderr tail and the rerun command."""
-    context: dict[str, Any] = {}
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("rerun: "):
-            context["rerun"] = line.removeprefix("rerun: ")
-        elif line.startswith("shim stderr (tail):"):
-            tail = []
-            for quoted in lines[i + 1 :]:
-                if not quoted.startswith("  | "):
-                    break
-                tail.append(quoted.removeprefix("  | "))
-            context["stderr"] = tail
-    return context
-
-
-def _regenerate_command(config: pytest.Config, conformance: ConformanceSession) -> str:
-    src = config.getoption("port_src")
-    return " ".join(
-        part
-        for part in (
-            "pytest",
-            f"--port={conformance.port.name}",
-            # A checkout's absolute path would land in a committed file; name the role instead.
-            "--port-src=PATH/TO/toolnexus" if src else "",
-            f"--expectations={conformance.expectations.path}",
-            "--update-expectations",
-        )
-        if part
-    )
-
-
-def _filtered(session: pytest.Session, conformance: ConformanceSession) -> bool:
-    config = session.config
-    return bool(conformance.rule_filters or config.getoption("keyword") or config.getoption("markexpr"))
-
-
-def _run_shape(session: pytest.Session, conformance: ConformanceSession, exitstatus: int) -> RunShape:
-    config = session.config
-    filters = [
-        f"{flag} {value!r}"
-        for flag, value in (("-k", config.getoption("keyword")), ("-m", config.getoption("markexpr")))
-        if value
-    ] + [f"--rule={pattern!r}" for pattern in conformance.rule_filters]
-    return RunShape(
-        collect_only=bool(config.getoption("collectonly")),
-        interrupted=exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop or session.shouldfail),
-        filters=tuple(filters),
-        scenario_files=scenario_ids(scenarios_dir()),
-    )
-
-
-def _judge_orphans(session: pytest.Session, conformance: ConformanceSession, exitstatus: int) -> None:
-    """Goldens no defined variant owns. Reported for each scenario whose every variant got a
-    verdict; deleted by --snapshot-update only after a run that saw the whole suite."""
-    coverage = conformance.coverage
-    shape = _run_shape(session, conformance, exitstatus)
-    incomplete = incomplete_reason(coverage, shape)
-    judged = {s: v for s, v in coverage.defined.items() if coverage.fully_judged(s)}
-    if shape.filters or shape.interrupted:
-        judged = {}
-    orphans = orphan_goldens(judged, whole_suite=incomplete is None)
-    if conformance.update_goldens:
-        if incomplete is None:
-            delete_goldens(orphans)
-            conformance.deleted_goldens = orphans
-        else:
-            conformance.kept_goldens_reason = incomplete
-    elif orphans:
-        conformance.unused_goldens = orphans
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def _distributing(config: pytest.Config) -> bool:
-    """This process is an xdist controller that hands the tests to workers."""
-    dist = config.getoption("dist", default="no")
-    return not hasattr(config, "workerinput") and dist not in (None, "no")
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    conformance: ConformanceSession | None = session.config.stash.get(SESSION_KEY, None)
+    if conformance is not None:
+        session_end.finish(session, conformance, exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     conformance: ConformanceSession | None = config.stash.get(SESSION_KEY, None)
     if conformance is not None:
-        report.terminal_summary(terminalreporter, conformance)
-        written = config.stash.get(UPDATED_KEY, None)
-        if written is not None:
-            terminalreporter.write_line(written, green=True)
-
+        session_end.terminal_summary(terminalreporter, conformance, config)

@@ -1,40 +1,37 @@
 """Scenario files as pytest collectors, and one test item per variant.
 
-An item only orchestrates: it derives the variant's facts once, runs the variant through
-the port's shim (``runner``), has every rule evaluated (``evaluate``: one check per rule,
-the golden comparison included), has the outcomes judged against the port's expectations
-(``judge``), records the verdicts in the session's tally and renders the failures: the
-rule, the scenario file, a minimal diff, the shim's stderr tail and a rerun command.
-
-With the session's evaluator process (``evaluator_process``), the evaluation happens there,
-and an item runs the next item's variant while its own is evaluated; whatever that run
-gives (outcomes, evidence, an exception) belongs to the next item and is reported by it.
+An item only orchestrates: it hands the verdict pipeline (``verdict/pipeline.py``) the
+variant's facts, a way to run it through the port's shim, the rules selected for it at
+collection and the port's expectations; appends the result to the session's results
+stream; and renders a failure from that result: the rule, the scenario file, a minimal
+diff, the shim's stderr tail and a rerun command.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from toolnexus_conformance.golden.files import write_golden
 from toolnexus_conformance.helpers.errors import HarnessError, OutgoingMessageTooLarge, ShimError
 from toolnexus_conformance.plugin.rerun import rerun_command
-from toolnexus_conformance.run.facts import Facts, facts_for
+from toolnexus_conformance.run.facts import Facts
 from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import ScenarioError, Variant, load_scenario
 from toolnexus_conformance.scenario.relations import relations_of
-from toolnexus_conformance.verdict.evaluate import Outcome, unevaluated
-from toolnexus_conformance.verdict.judge import Verdict, judge, rule_problem
+from toolnexus_conformance.verdict.evaluate import unevaluated
+from toolnexus_conformance.verdict.judge import Verdict, rule_problem
+from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant, variant_facts
 from toolnexus_conformance.verdict.rules.golden import golden_payload
-from toolnexus_conformance.verdict.selection import golden_owner_of, rules_of
+from toolnexus_conformance.verdict.selection import golden_owner_of, judged_rules
+from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
 
-if TYPE_CHECKING:
-    from toolnexus_conformance.verdict.session import ConformanceSession
+__all__ = ["ConformanceFailure", "Evidence", "ScenarioFile", "VariantItem", "render_tail", "restarts_shim", "run_scenario_variant"]
 
 REFERENCE_PORTS = {"reference"}
 
@@ -53,20 +50,6 @@ class Evidence:
     stderr: str
 
 
-@dataclass
-class VariantRun:
-    """A variant's run, by its own item or, one item ahead, by the item before it: the
-    record still to evaluate (and its evaluator token), or the outcomes known without the
-    checks (a transport, capability or scenario problem), and the shim's stderr tail."""
-
-    facts: Facts
-    outcomes: list[Outcome]
-    stderr_tail: str
-    record: RunRecord | None = None
-    rules: list[str] = field(default_factory=list)
-    token: int | None = None
-
-
 class ScenarioFile(pytest.File):
     def collect(self) -> Any:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
@@ -76,9 +59,12 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(str(exc)) from None
         for variant in scenario.variants():
             # Implicit rules (golden.*, keys.*, absent.*) count too, so --rule=keys.* selects.
-            if not any(conformance.selected(rule) for rule in rules_of(variant)):
+            rules = judged_rules(variant, conformance.rule_filters)
+            if not rules:
                 continue
-            yield VariantItem.from_parent(self, name=variant.node_id, variant=variant, callobj=run_scenario_variant)
+            yield VariantItem.from_parent(
+                self, name=variant.node_id, variant=variant, rules=rules, callobj=run_scenario_variant
+            )
 
 
 def run_scenario_variant() -> None:
@@ -86,14 +72,12 @@ def run_scenario_variant() -> None:
 
 
 class VariantItem(pytest.Item):
-    def __init__(self, *, variant: Variant, callobj: Any, **kwargs: Any) -> None:
+    def __init__(self, *, variant: Variant, rules: list[str], callobj: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.variant = variant
+        self.rules = rules  # the rules this run judges the variant on (selection, at collection)
         self.obj = callobj
         self._evidence: Evidence | None = None
-        # Set by the plugin before this item runs: the variant item that runs after it.
-        self.next_variant: VariantItem | None = None
-        self._ahead: VariantRun | Exception | None = None
         for rule in variant.scenario.rules:
             self.add_marker(_rule_mark(rule))
 
@@ -102,55 +86,43 @@ class VariantItem(pytest.Item):
 
     def runtest(self) -> None:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
-        conformance.scenarios_run.add(self.variant.scenario.id)
-        if not self.variant.uncalled_relay:
-            conformance.golden_variants.setdefault(self.variant.scenario.id, set()).add(self.variant.name)
-        run, self._ahead = self._ahead, None
-        if isinstance(run, Exception):
-            raise run
-        if run is None:
-            run = self._run(conformance, facts_for(self.variant))
-        facts = run.facts
-        following = self.next_variant
-        if following is not None and conformance.evaluator is not None:
-            # Run the next variant now, while the evaluator process checks this one.
-            following._run_ahead(conformance)
-        outcomes = run.outcomes if run.record is None else conformance.evaluator_outcomes(run.token, run.record, run.rules)
-        verdict = judge(facts.node_id, outcomes, conformance.listed_reason, conformance.level, conformance.listed_flaky)
-        conformance.record_verdict(facts.scenario_id, verdict)
-        if verdict.failed:
+        result = judge_variant(
+            variant_facts(self.variant),
+            lambda facts, rules: self._run(conformance, facts, rules),
+            self.rules,
+            conformance.checks,
+            conformance.expectations,
+            conformance.level,
+        )
+        if result.failed:
+            result = replace(result, rerun=rerun_command(self, conformance.port.selector, conformance.expectations.path))
+        conformance.add_result(result)
+        if result.failed:
             if self._evidence is not None:
                 self._save_artifacts(conformance, self._evidence)
-            raise ConformanceFailure(self._render(conformance, self._problems(conformance, verdict), run.stderr_tail))
+            raise ConformanceFailure(self._render(conformance, self._problems(conformance, result.verdict), result))
 
-    def _run_ahead(self, conformance: ConformanceSession) -> None:
-        try:
-            self._ahead = self._run(conformance, facts_for(self.variant))
-        except Exception as exc:  # noqa: BLE001 - raised again by this item's own runtest
-            self._ahead = exc
-
-    def _run(self, conformance: ConformanceSession, facts: Facts) -> VariantRun:
-        """Run the variant; its outcomes when they are known without the checks."""
-        rules = [r for r in rules_of(self.variant) if conformance.selected(r)]
+    def _run(self, conformance: ConformanceSession, facts: Facts, rules: list[str]) -> Ran:
+        """Run the variant through the port's shim (the pipeline's run step)."""
         try:
             handshake = conformance.handshake()
         except ShimError as exc:
-            return VariantRun(facts, unevaluated(rules, "transport", str(exc)), exc.stderr_tail)
+            return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), exc.stderr_tail)
         missing = sorted(self.variant.requires - set(handshake.capabilities))
         if missing:
             why = f"the port does not declare the capabilities {missing} this variant needs"
-            return VariantRun(facts, unevaluated(rules, "capability", why), "")
+            return Ran(None, tuple(unevaluated(rules, "capability", why)))
         shim = conformance.shim()
         mark = shim.process.transcript.mark()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
         except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
-            return VariantRun(facts, unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}"), "")
+            return Ran(None, tuple(unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}")))
         except HarnessError as exc:
             # The exception holds the crashed process's stderr; the shim may have a new one by now.
             stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
             self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
-            return VariantRun(facts, unevaluated(rules, "transport", str(exc)), stderr)
+            return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), stderr)
         self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         conformance.counterparts.keep(self.variant, record)
         for relation in relations_of(self.variant):
@@ -158,9 +130,8 @@ class VariantItem(pytest.Item):
                 record.counterparts[relation.rule] = conformance.counterparts.counterpart(
                     relation, handshake, shim, conformance.provider(), conformance.port.timeout
                 )
-        if self._writes_golden(conformance, record, facts):
-            rules = [r for r in rules if r != golden_owner_of(self.variant)]
-        return VariantRun(facts, [], self._evidence.stderr, record, rules, conformance.submit_for_evaluation(record, rules))
+        written = frozenset({golden_owner_of(self.variant)}) if self._writes_golden(conformance, record, facts) else frozenset()
+        return Ran(record, (), self._evidence.stderr, written)
 
     def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
         """--snapshot-update on the reference writes this variant's golden (through
@@ -195,13 +166,10 @@ class VariantItem(pytest.Item):
             problems.insert(0, "\n".join([named, *messages]))
         return problems
 
-    def _render(self, conformance: ConformanceSession, problems: list[str], stderr_tail: str) -> str:
+    def _render(self, conformance: ConformanceSession, problems: list[str], result: Result) -> str:
         lines = [f"scenario {self.variant.node_id} ({self.path.name}) on port {conformance.port.name}:", ""]
         lines += [p + "\n" for p in problems]
-        if stderr_tail.strip():
-            lines.append("shim stderr (tail):")
-            lines += [f"  | {line}" for line in stderr_tail.strip().splitlines()[-15:]]
-        lines.append(f"rerun: {rerun_command(self, conformance.port.selector, conformance.expectations.path)}")
+        lines += render_tail(result)
         return "\n".join(lines)
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
@@ -229,15 +197,22 @@ class VariantItem(pytest.Item):
         (conformance.artifacts / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
+def render_tail(result: Result) -> list[str]:
+    """The end of a failure's text: the shim's stderr tail, then the rerun command."""
+    lines = []
+    if result.stderr_tail.strip():
+        lines.append("shim stderr (tail):")
+        lines += [f"  | {line}" for line in result.stderr_lines()]
+    lines.append(f"rerun: {result.rerun}")
+    return lines
+
+
 def restarts_shim(item: pytest.Item) -> bool:
     """The item is a variant that resumes in a restarted shim (a hint for spawning ahead)."""
     variant = getattr(item, "variant", None)
     if not isinstance(variant, Variant) or variant.resume_entry is None:
         return False
     return bool((variant.scenario.data.get("resume") or {}).get("restartShim"))
-
-
-SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 
 
 @cache

@@ -40,19 +40,13 @@ def terminal_summary(terminal: Any, conformance: ConformanceSession) -> None:
     never = sorted(rid for rid, info in conformance.rules.items() if rid not in {r["rule"] for r in rows})
     if never and rows:  # with no row at all (nothing ran), listing every rule says nothing
         terminal.write_line(f"rules not exercised by any selected scenario ({len(never)}): {', '.join(never)}")
-    for rule, gaps in sorted(conformance.tally.gaps.items()):
+    tally = conformance.tally()
+    for rule, gaps in sorted(tally.gaps.items()):
         terminal.write_line(f"spec gap [{rule}] ({len(gaps)}):")
         for gap in gaps[:MAX_GAPS_SHOWN]:
             terminal.write_line(f"    {gap}")
-    if conformance.evaluator is not None and conformance.evaluator.fallbacks:
-        # The verdicts stand (pytest's process checked those records); the evaluator
-        # process failing is a harness bug worth a report.
-        fallbacks = conformance.evaluator.fallbacks
-        terminal.write_line(
-            f"harness: {len(fallbacks)} record(s) were checked in pytest's process after the evaluator process "
-            f"failed; first: {fallbacks[0]}",
-            yellow=True,
-        )
+    if conformance.expectations_error is not None:
+        terminal.write_line(f"ERROR {conformance.expectations_error}", red=True)
     for path in conformance.deleted_goldens:
         terminal.write_line(f"deleted orphan golden (no variant owns it): {path}")
     if conformance.kept_goldens_reason is not None:
@@ -71,23 +65,25 @@ def build_report(conformance: ConformanceSession) -> dict[str, Any]:
     handshake = conformance.known_handshake()
     raw = handshake.raw if handshake else conformance.worker_handshake or {}
     library = raw.get("library") or {}
+    evidence = conformance.failure_evidence()
+    context = conformance.failure_context()
     return {
         "port": conformance.port.name,
         "library": f"{library.get('name', '?')} {library.get('version', '?')}",
         "capabilities": list(raw.get("capabilities", [])),
         "rules": conformance.summary_rows(),
-        "gaps": {rule: gaps for rule, gaps in sorted(conformance.tally.gaps.items())},
+        "gaps": {rule: gaps for rule, gaps in sorted(conformance.tally().gaps.items())},
         # Capability failures are one line per variant, as in expectations files.
         "failures": {
             key: {"reason": r, "observed": o}
-            for key, (r, o) in sorted(collapse_capability(conformance.observed_failures).items())
+            for key, (r, o) in sorted(collapse_capability(conformance.observed_failures()).items())
         },
         "staleExpectations": conformance.stale_entries,
         # For the HTML report (parity_html): each failing key's evidence (its minimal diff),
         # each failed variant's shim stderr tail and rerun command, and the options that
         # select this port again (a variant's rerun: these plus -k <variant>).
-        "evidence": {key: conformance.failure_evidence[key] for key in sorted(conformance.failure_evidence)},
-        "variants": {node: conformance.failure_context[node] for node in sorted(conformance.failure_context)},
+        "evidence": {key: evidence[key] for key in sorted(evidence)},
+        "variants": {node: context[node] for node in sorted(context)},
         "selector": conformance.port.selector,
         "expectations": str(conformance.expectations.path) if conformance.expectations.path else None,
     }

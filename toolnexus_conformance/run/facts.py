@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolnexus_conformance.fake_provider.script import Script
@@ -62,8 +62,30 @@ class ScriptedCall:
 
 
 @dataclass(frozen=True)
+class Goldens:
+    """The goldens a variant's checks compare with, read before the run so a check reads
+    nothing from disk: by variant name, the parsed golden (None when there is none) or the
+    error reading it gave (raised again by the check that asks, as reading would have)."""
+
+    found: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    errors: dict[str, Exception] = field(default_factory=dict)
+    reference: str = ""  # the reference's version, as a golden's provenance records it
+
+    def of(self, variant_name: str) -> dict[str, Any] | None:
+        """The golden of ``variant_name``: None when there is none or it was not loaded."""
+        error = self.errors.get(variant_name)
+        if error is not None:
+            raise error
+        return self.found.get(variant_name)
+
+
+NO_GOLDENS = Goldens()
+
+
+@dataclass(frozen=True)
 class Facts:
-    """The scenario as every check sees it (one variant: style, entry, toolkit)."""
+    """The scenario as every check sees it (one variant: style, entry, toolkit), and the
+    goldens its checks compare with (none until the verdict pipeline loads them)."""
 
     scenario_id: str
     scenario_digest: str  # the scenario file's hash, as a golden's provenance records it
@@ -99,6 +121,7 @@ class Facts:
     resume: dict[str, Any] | None  # the resume block: answer, history, restartShim, expectError
     rerun: dict[str, Any] | None  # the rerun block: prompt, toolkit, restartShim
     expect: dict[str, Any]
+    goldens: Goldens = NO_GOLDENS
 
     # -- turns ---------------------------------------------------------------------------
 

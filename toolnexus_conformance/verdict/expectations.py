@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 import tomli_w
 
 from toolnexus_conformance.helpers.errors import HarnessError
+from toolnexus_conformance.verdict.judge import Listing
 
 REASONS = ("capability", "divergence", "golden", "port-error", "scenario", "transport")
 MAX_WILDCARD = 20
@@ -150,19 +152,45 @@ class Expectations:
             candidates.append(index.exact[key])
         return min(candidates, key=lambda c: c[0])[1] if candidates else None
 
-    def lookup(self, key: str) -> Entry | None:
-        """The entry listing ``key``: its exact entry, else the first wildcard matching it."""
+    def entry_for(self, key: str) -> tuple[int, Entry] | None:
+        """The entry listing ``key`` and its position: its exact entry, else the first
+        wildcard matching it (counts nothing)."""
         index = self._index()
         exact = index.exact.get(key)
-        wildcards = index.wildcard_matches(key) if exact is None else []
-        found = exact[1] if exact is not None else (wildcards[0][1] if wildcards else None)
-        if found is not None:
+        if exact is not None:
+            return exact
+        wildcards = index.wildcard_matches(key)
+        return wildcards[0] if wildcards else None
+
+    def listing(self, key: str) -> Listing | None:
+        """What the file lists for ``key``, as the judge asks it (:class:`Ledger`): the
+        listing entry's reason and position, and whether the first entry matching the key
+        marks it flaky. Counts nothing: matches are counted from the verdicts afterwards."""
+        found = self.entry_for(key)
+        if found is None:
+            return None
+        position, entry = found
+        first = self.first_match(key)
+        return Listing(entry.reason, first is not None and first.flaky, position)
+
+    def lookup(self, key: str) -> Entry | None:
+        """The entry listing ``key`` (see ``entry_for``), counted as matched once more."""
+        found = self.entry_for(key)
+        if found is None:
+            return None
+        self.count_matches([found[0]])
+        return found[1]
+
+    def count_matches(self, positions: Iterable[int]) -> None:
+        """Count each listed entry (by position) as matched once per time it is given; a
+        wildcard spanning variants may match at most ``MAX_WILDCARD`` outcomes."""
+        for position in positions:
+            found = self.entries[position]
             found.matched += 1
             if found.rule is None and found.spans_variants and found.matched > MAX_WILDCARD:
                 raise ExpectationsError(
                     f"{self.path}: wildcard entry {found.key!r} matches more than {MAX_WILDCARD} outcomes; list them"
                 )
-        return found
 
     def unmatched(self) -> list[Entry]:
         return [e for e in self.entries if e.matched == 0]

@@ -1,7 +1,10 @@
 """Judgement: a variant's outcomes, the port's expectations and the rule levels in, one
 verdict per rule out — pass, fail, expected-fail, gap or n/a.
 
-This is the only module that knows expectations and levels. An advisory rule's failure
+This is the only module that knows expectations and levels. It is pure: the expectations
+come in as a :class:`Ledger` it only asks (which entry lists a key), and which entries
+matched is read afterwards from the verdicts (``RuleVerdict.listed_entry``), not counted
+here. An advisory rule's failure
 is a spec gap, never a failure; a normative rule's failure listed in the expectations with
 the same reason is an expected failure; a listed failure that passes now is reported so
 the file is updated; when nothing could be evaluated, normative rules fail for that
@@ -12,10 +15,38 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from toolnexus_conformance.verdict.evaluate import FAIL, NOT_APPLICABLE, PASS, UNEVALUATED, Outcome
 
+__all__ = ["NO_LEDGER", "VERDICTS", "Ledger", "Listing", "RuleVerdict", "Verdict", "judge", "rule_problem"]
+
 VERDICTS = ("pass", "fail", "expected-fail", "gap", "n/a")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What an expectations ledger says of one ``variant::rule`` key: the listed reason,
+    whether the entry is marked flaky, and which entry it is (its position in its file;
+    None when the listing stands for no single entry)."""
+
+    reason: str
+    flaky: bool = False
+    entry: int | None = None
+
+
+class Ledger(Protocol):
+    """The expectations a verdict is judged against, asked and never changed."""
+
+    def listing(self, key: str) -> Listing | None: ...
+
+
+class _NoLedger:
+    def listing(self, key: str) -> Listing | None:
+        return None
+
+
+NO_LEDGER: Ledger = _NoLedger()  # nothing is listed: every failure is a failure
 
 
 @dataclass(frozen=True)
@@ -26,10 +57,7 @@ class RuleVerdict:
     outcome: Outcome
     listed_reason: str | None  # the expectations entry's reason, when the failure is listed
     flaky: bool = False  # the entry says the port fails this only sometimes (a race in the port)
-
-    @property
-    def key_reason(self) -> str:
-        return self.outcome.reason
+    listed_entry: int | None = None  # which entry of the ledger listed the key
 
     @property
     def unexpected_pass(self) -> bool:
@@ -53,23 +81,19 @@ class Verdict:
         return f"{self.node_id}::{rule}"
 
 
-def judge(
-    node_id: str,
-    outcomes: Iterable[Outcome],
-    listed: Callable[[str], str | None],
-    level: Callable[[str], str],
-    flaky: Callable[[str], bool] = lambda _key: False,
-) -> Verdict:
-    """``listed(key)`` gives the reason an expectations entry lists for ``node::rule`` (or
-    None); ``level(rule)`` gives ``normative`` or ``advisory``; ``flaky(key)`` says the entry
-    is marked flaky, so a pass is not reported as a stale entry."""
+def judge(node_id: str, outcomes: Iterable[Outcome], ledger: Ledger, level: Callable[[str], str]) -> Verdict:
+    """``ledger.listing(key)`` gives what the expectations list for ``node::rule`` (or
+    None); ``level(rule)`` gives ``normative`` or ``advisory``. A flaky entry's pass is not
+    reported as a stale entry."""
     verdicts = []
     for outcome in outcomes:
         rule_level = level(outcome.rule)
-        key = f"{node_id}::{outcome.rule}"
-        reason = listed(key)
+        listing = ledger.listing(f"{node_id}::{outcome.rule}")
+        reason = listing.reason if listing is not None else None
         status = _status(outcome, rule_level, reason)
-        verdicts.append(RuleVerdict(outcome.rule, status, rule_level, outcome, reason, reason is not None and flaky(key)))
+        flaky = listing is not None and listing.flaky
+        entry = listing.entry if listing is not None else None
+        verdicts.append(RuleVerdict(outcome.rule, status, rule_level, outcome, reason, flaky, entry))
     return Verdict(node_id, tuple(verdicts))
 
 

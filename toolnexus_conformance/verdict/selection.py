@@ -10,13 +10,15 @@ never disagree on what a variant was judged on.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from toolnexus_conformance.helpers.paths import fixtures_dir
 from toolnexus_conformance.scenario.model import Variant
 from toolnexus_conformance.verdict.rules.golden import GOLDEN_RULES, golden_owner
 
-__all__ = ["IMPLICIT_RULES", "RuleInfo", "golden_owner_of", "load_rules", "rules_of"]
+__all__ = ["IMPLICIT_RULES", "RuleInfo", "golden_owner_of", "judged_rules", "load_rules", "rules_of", "selected"]
 
 # Rules every variant is checked against, whether or not its scenario cites them.
 # Beside the golden comparison and the key checks, the rules that judge one piece of wire data
@@ -60,3 +62,15 @@ def _implicit(variant: Variant) -> tuple[str, ...]:
     elif variant.scenario.relay_free:
         extra = ("absent.byte-identical",)
     return tuple(r for r in (*IMPLICIT_RULES, *extra) if r not in variant.scenario.rules)
+
+
+def selected(rule: str, filters: Sequence[str]) -> bool:
+    """Whether ``--rule`` globs (none: every rule) select ``rule``."""
+    return not filters or any(fnmatchcase(rule, f) for f in filters)
+
+
+def judged_rules(variant: Variant, filters: Sequence[str]) -> list[str]:
+    """The rules a variant is judged on in this run: its rules (:func:`rules_of`) that the
+    ``--rule`` globs select. Computed once per variant, at collection; empty means the
+    variant is not collected."""
+    return [rule for rule in rules_of(variant) if selected(rule, filters)]

@@ -1,5 +1,6 @@
 """One conformance run's shared state: the selected port, its shim, the fake provider,
-the rule registry, expectations and the per-rule tally.
+the rule registry, expectations and the results stream (the per-rule tally, the failures
+and the xdist export are read from it), kept in the pytest stash under ``SESSION_KEY``.
 
 Created in ``pytest_configure`` when ``--port``/``--port-cmd`` is given; the shim and the
 provider start lazily on the first item and stop at session end. Holding them here (and
@@ -9,57 +10,28 @@ not in fixtures) is what lets scenario files be plain collected items.
 from __future__ import annotations
 
 import os
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import ShimError
 from toolnexus_conformance.run.counterparts import CounterpartRuns
-from toolnexus_conformance.run.runner import RunRecord
 from toolnexus_conformance.shim.ports import ResolvedPort
 from toolnexus_conformance.shim.session import Handshake, ShimSession
 from toolnexus_conformance.shim.warm_session import shim_session
-from toolnexus_conformance.verdict.evaluate import Outcome, evaluate
-from toolnexus_conformance.verdict.evaluator_process import EvaluatorProcess
 from toolnexus_conformance.verdict.expectations import Expectations
-from toolnexus_conformance.verdict.judge import Verdict
+from toolnexus_conformance.verdict.pipeline import Result, Results, Tally
 from toolnexus_conformance.verdict.rules import Check, load_all
 from toolnexus_conformance.verdict.run_completeness import RunCoverage
-from toolnexus_conformance.verdict.selection import RuleInfo, load_rules
+from toolnexus_conformance.verdict.selection import RuleInfo, load_rules, selected
+
+__all__ = ["SESSION_KEY", "ConformanceSession"]
 
 # A shim that has never answered a handshake is given up on after this many tries.
 FIRST_HANDSHAKES_TRIED = 2
-
-# How a verdict is counted in the tally (the report's columns).
-TALLY_COLUMN = {"pass": "pass", "fail": "fail", "expected-fail": "expected", "gap": "gap", "n/a": "n/a"}
-
-
-@dataclass
-class Tally:
-    """Per rule: how many checks actually ran and how they came out, and in which scenarios
-    a check ran (not n/a)."""
-
-    counts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    gaps: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    scenarios: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-
-    def add(self, rule: str, status: str) -> None:
-        self.counts[rule][status] += 1
-
-    def add_verdict(self, scenario: str, verdict: Verdict) -> None:
-        for rv in verdict.rules:
-            self.add(rv.rule, TALLY_COLUMN[rv.status])
-            if rv.status == "expected-fail":
-                self.add(rv.rule, f"expected:{rv.outcome.reason}")
-            if rv.status != "n/a":
-                self.scenarios[rv.rule].add(scenario)
-            if rv.status == "gap":
-                self.gaps[rv.rule].extend(f"{verdict.node_id}: {m}" for m in rv.outcome.evidence)
-            for forgiven in rv.outcome.forgiven:
-                self.gaps[forgiven.rule].append(forgiven.text)
 
 
 @dataclass
@@ -70,17 +42,14 @@ class ConformanceSession:
     validate_shim: bool
     artifacts: Path | None
     update_goldens: bool
+    # --update-expectations: a failure is recorded in the file, not reported as a failed test.
+    update_expectations: bool = False
     rules: dict[str, RuleInfo] = field(default_factory=load_rules)
     checks: dict[str, Check] = field(default_factory=load_all)
-    tally: Tally = field(default_factory=Tally)
-    observed_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
-    # Per failing key, the check's evidence (the minimal diff), bounded; for the JSON report.
-    failure_evidence: dict[str, list[str]] = field(default_factory=dict)
-    # Per failed variant (node id), the shim's stderr tail and the rerun command it printed.
-    failure_context: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Every variant's result, in the order judged (a controller's: its workers' too).
+    results: Results = field(default_factory=Results)
     stale_entries: list[str] = field(default_factory=list)
-    scenarios_run: set[str] = field(default_factory=set)
-    golden_variants: dict[str, set[str]] = field(default_factory=dict)
+    expectations_error: str | None = None  # the expectations file judged the run impossible to judge
     unused_goldens: list[Path] = field(default_factory=list)
     coverage: RunCoverage = field(default_factory=RunCoverage)
     deleted_goldens: list[Path] = field(default_factory=list)  # orphans --snapshot-update removed
@@ -90,9 +59,6 @@ class ConformanceSession:
     # What each selected variant that restarts the shim needs (spares are spawned ahead for
     # those the port's handshake covers; a variant it cannot run restarts nothing).
     restart_needs: list[frozenset[str]] = field(default_factory=list)
-    # Checks records in a process of its own while the next variant runs (plain serial
-    # runs of many variants only: see verdict/evaluator_process.py and plugin/hooks.py).
-    evaluator: EvaluatorProcess | None = None
     # The runs the port-relative relations compare with (toolnexus_conformance.scenario.relations).
     counterparts: CounterpartRuns = field(default_factory=CounterpartRuns)
     handshakes_done: int = 0
@@ -170,23 +136,7 @@ class ConformanceSession:
             self._provider = FakeProvider().start()
         return self._provider
 
-    def start_evaluator(self) -> None:
-        self.evaluator = EvaluatorProcess(self.checks)
-
-    def submit_for_evaluation(self, record: RunRecord, rules: list[str]) -> int | None:
-        """Hand a run's record to the evaluator process, if there is one (see ``evaluator_outcomes``)."""
-        return self.evaluator.submit(record, rules) if self.evaluator is not None else None
-
-    def evaluator_outcomes(self, token: int | None, record: RunRecord, rules: list[str]) -> list[Outcome]:
-        """Every rule's outcome on ``record``: from the evaluator process when it took the
-        record (``token``), else evaluated here."""
-        if self.evaluator is not None:
-            return self.evaluator.outcomes(token, record, rules)
-        return evaluate(record, record.facts, rules, self.checks)
-
     def close(self) -> None:
-        if self.evaluator is not None:
-            self.evaluator.close()
         self.counterparts.close()
         if self._shim is not None:
             if self._shim.handshake is not None:
@@ -199,35 +149,50 @@ class ConformanceSession:
         return {**os.environ, **self.port.env} if self.port.env else None
 
     def selected(self, rule: str) -> bool:
-        return not self.rule_filters or any(fnmatchcase(rule, f) for f in self.rule_filters)
+        return selected(rule, self.rule_filters)
 
     def level(self, rule: str) -> str:
         info = self.rules.get(rule)
         return info.level if info else "normative"
 
-    def listed_reason(self, key: str) -> str | None:
-        """The reason the expectations list for ``variant::rule`` (counts the entry as matched)."""
-        entry = self.expectations.lookup(key)
-        return entry.reason if entry is not None else None
+    def add_result(self, result: Result) -> None:
+        """Append a variant's result to the run's results stream."""
+        self.results.append(result)
 
-    def listed_flaky(self, key: str) -> bool:
-        """The expectations mark ``variant::rule`` flaky (looked up after ``listed_reason``)."""
-        entry = self.expectations.first_match(key)
-        return entry is not None and entry.flaky
+    def tally(self) -> Tally:
+        return self.results.tally()
 
-    def record_verdict(self, scenario: str, verdict: Verdict) -> None:
-        self.tally.add_verdict(scenario, verdict)
-        for rv in verdict.rules:
-            if rv.status in {"fail", "expected-fail"}:
-                self.observed_failures[verdict.key(rv.rule)] = (rv.outcome.reason, _one_line(rv.outcome.evidence))
-                self.failure_evidence[verdict.key(rv.rule)] = _evidence_lines(rv.outcome.evidence)
+    def observed_failures(self) -> dict[str, tuple[str, str]]:
+        """Per failing or expected-failing key: its reason class and its evidence on one line."""
+        return {key: (rv.outcome.reason, _one_line(rv.outcome.evidence)) for key, rv in self.results.failures()}
+
+    def failure_evidence(self) -> dict[str, list[str]]:
+        """Per failing key, the check's evidence (the minimal diff), bounded; for the JSON report."""
+        return {key: _evidence_lines(rv.outcome.evidence) for key, rv in self.results.failures()}
+
+    def failure_context(self) -> dict[str, dict[str, Any]]:
+        """Per failed variant (node id), the shim's stderr tail and the rerun command its
+        failure printed (none under --update-expectations, where no variant fails)."""
+        if self.update_expectations:
+            return {}
+        context: dict[str, dict[str, Any]] = {}
+        for result in self.results.failed():
+            found: dict[str, Any] = {"stderr": result.stderr_lines()} if result.stderr_tail.strip() else {}
+            context[result.node_id] = {**found, "rerun": result.rerun}
+        return context
+
+    def count_matches(self) -> None:
+        """Count the expectations entries the results were judged against (after the run,
+        on the controller of an xdist run once its workers' results are in)."""
+        self.expectations.count_matches(self.results.listed_entries())
 
     def fewest_scenarios(self) -> tuple[int, list[str]] | None:
         """The smallest number of distinct scenarios in which a normative rule's check ran,
         and the rules at that minimum (None when no normative rule was checked)."""
+        tally = self.tally()
         counts = {
-            rule: len(self.tally.scenarios.get(rule, ()))
-            for rule in set(self.tally.counts)
+            rule: len(tally.scenarios.get(rule, ()))
+            for rule in set(tally.counts)
             if self.level(rule) == "normative"
         }
         if not counts:
@@ -239,41 +204,23 @@ class ConformanceSession:
         """What an xdist worker hands the controller (plain JSON-able data)."""
         handshake = self.known_handshake()
         return {
-            "counts": {rule: dict(c) for rule, c in self.tally.counts.items()},
-            "gaps": dict(self.tally.gaps),
-            "ruleScenarios": {rule: sorted(found) for rule, found in self.tally.scenarios.items()},
-            "observed": {k: list(v) for k, v in self.observed_failures.items()},
-            "evidence": self.failure_evidence,
-            "scenarios": sorted(self.scenarios_run),
-            "goldenVariants": {k: sorted(v) for k, v in self.golden_variants.items()},
-            "matched": {e.key: e.matched for e in self.expectations.entries if e.matched},
+            "results": self.results.export(),
             "handshake": handshake.raw if handshake else self.worker_handshake,
             "coverage": self.coverage.export(),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
         """Fold a worker's export into this (controller) session."""
-        for rule, counts in data["counts"].items():
-            self.tally.counts[rule].update(counts)
-        for rule, gaps in data["gaps"].items():
-            self.tally.gaps[rule].extend(gaps)
-        for rule, found in data.get("ruleScenarios", {}).items():
-            self.tally.scenarios[rule].update(found)
-        self.observed_failures.update({k: (v[0], v[1]) for k, v in data["observed"].items()})
-        self.failure_evidence.update(data.get("evidence", {}))
-        self.scenarios_run.update(data["scenarios"])
-        for scenario, variants in data["goldenVariants"].items():
-            self.golden_variants.setdefault(scenario, set()).update(variants)
-        for entry in self.expectations.entries:
-            entry.matched += data["matched"].get(entry.key, 0)
+        self.results.extend(Results.from_export(data["results"]))
         self.coverage.merge(data["coverage"])
         if data["handshake"] and self.worker_handshake is None:
             self.worker_handshake = data["handshake"]
 
     def summary_rows(self) -> list[dict[str, Any]]:
+        tally = self.tally()
         rows = []
-        for rule in sorted(set(self.tally.counts) | set(self.tally.gaps)):
-            counts = self.tally.counts[rule]
+        for rule in sorted(set(tally.counts) | set(tally.gaps)):
+            counts = tally.counts[rule]
             rows.append(
                 {
                     "rule": rule,
@@ -283,7 +230,7 @@ class ConformanceSession:
                     "expected": counts["expected"],
                     "gap": counts["gap"],
                     "notApplicable": counts["n/a"],
-                    "scenarios": len(self.tally.scenarios.get(rule, ())),
+                    "scenarios": len(tally.scenarios.get(rule, ())),
                     "expectedByReason": {
                         k.split(":", 1)[1]: n for k, n in sorted(counts.items()) if k.startswith("expected:")
                     },
@@ -307,3 +254,6 @@ def _evidence_lines(messages: tuple[str, ...]) -> list[str]:
 def _one_line(messages: tuple[str, ...]) -> str:
     text = " ".join(m.strip() for m in messages if m.strip())
     return text.replace("\n", " ")[:200]
+
+
+SESSION_KEY = pytest.StashKey[ConformanceSession]()

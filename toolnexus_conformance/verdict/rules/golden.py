@@ -22,7 +22,6 @@ from typing import Any
 
 from toolnexus_conformance.golden.compare import compare_variant
 from toolnexus_conformance.golden.files import REGENERATE as REGEN
-from toolnexus_conformance.golden.files import read_golden
 from toolnexus_conformance.golden.normalize import normalize
 from toolnexus_conformance.run.facts import Facts
 from toolnexus_conformance.run.observables import observables
@@ -87,11 +86,14 @@ def _differences(facts: Facts, golden: dict[str, Any], got: dict[str, Any], what
 def _against_own_golden(record: RunRecord, facts: Facts, owner: str) -> Iterator[Finding]:
     if _owner(facts) != owner:
         raise NotApplicable(f"this variant's golden comparison proves {_owner(facts)}")
-    golden = read_golden(facts.scenario_id, facts.variant_name)
+    golden = facts.goldens.of(facts.variant_name)
     if golden is None:
         yield f"no golden for {facts.node_id}; {REGEN}"
         return
-    payload = golden_payload(record, facts)
+    payload = {
+        "provenance": {"reference": facts.goldens.reference, "scenario": facts.scenario_digest},
+        "observables": normalize(observables(record)),
+    }
     if golden.get("provenance") != payload["provenance"]:
         yield f"the golden is stale (provenance {golden.get('provenance')} vs {payload['provenance']}); {REGEN}"
         return

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-from toolnexus_conformance.golden.files import read_golden
 from toolnexus_conformance.run.facts import Facts
 from toolnexus_conformance.run.runner import PhaseRecord, RunRecord
 
@@ -294,7 +293,7 @@ def max_turns(record: RunRecord, facts: Facts) -> Iterator[str]:
     if got.get("status") == "pending":
         return
     name = facts.variant_name.removesuffix("-uncalled-relay")
-    golden = read_golden(facts.scenario_id, name)
+    golden = facts.goldens.of(name)
     if golden is None:
         raise NotApplicable(f"no golden for {name} to hold the reference's answer")
     want = golden["observables"]["phases"][0].get("result") or {}
