@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fast_http import PlainHTTPClient
 from rawserver import Reply, serving
 
-from reference_py import PlainHTTPClient, new_http_client
+from reference_py.transport import httpx_client as new_http_client
 
 OPENAI_HEADERS = {"Authorization": "Bearer sk-test", "Content-Type": "application/json"}
 ANTHROPIC_HEADERS = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01", "Content-Type": "application/json"}
@@ -103,7 +104,7 @@ def assert_same(replies: Sequence[Reply], actions: Sequence[Action], url: str | 
 def retry_again(monkeypatch: Any) -> None:
     """Break the plain client on purpose: a request whose connection closed before the
     response is sent once more after its own retry failed too (the retry rule allows one)."""
-    from reference_py.http_errors import RemoteProtocolError
+    from fast_http.errors import RemoteProtocolError
 
     original = PlainHTTPClient._send
 

@@ -1,8 +1,8 @@
-"""HTTP/1.1 framing of reference_py's plain-HTTP client (``http_plain.py``): no I/O here.
+"""HTTP/1.1 framing of the fast HTTP client (``plain.py``): no I/O here.
 
 The plain client exists to spend less CPU per provider request than httpx, never to send or
 read anything differently: the fake provider records every request and the goldens come
-from this oracle, so a request must be the very one httpx sends and a response must be read
+from reference_py, so a request must be the very one httpx sends and a response must be read
 as httpx reads it. This module owns the message framing, each fact as httpx 0.28 / h11 has
 it (``tests/reference/test_http_plain_parity.py`` holds them against the installed httpx):
 
@@ -12,7 +12,7 @@ it (``tests/reference/test_http_plain_parity.py`` holds them against the install
   Content-Type, ``Host`` first; the JSON body encoded as httpx's ``json=`` encodes it;
 - the response head, its body framing and whether the connection stays open.
 
-The body's decoding and line splitting are ``http_text.py``'s.
+The body's decoding and line splitting are ``text.py``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .http_errors import LocalProtocolError, RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError
 
 # ------------------------------------------------------------------ URLs
 
