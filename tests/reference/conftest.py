@@ -22,12 +22,12 @@ except ImportError:  # a checkout without the harness's dependencies installed
 
 @pytest.fixture(params=["asyncio", "uvloop"])
 def each_event_loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs the test once on asyncio's loop and once on uvloop's, the loop the reference shim
-    forked reference shims run reference_py on (toolnexus_conformance/shim/zygote.py): its fast
-    HTTP client meets transports that are not asyncio's own classes there."""
+    """Runs the test once on asyncio's loop and once on uvloop's, where installed: a loop a
+    user may run reference_py on, whose transports are not asyncio's own classes (the fast
+    HTTP client's connections meet them there)."""
     if request.param == "uvloop":
         if uvloop is None:
-            pytest.skip("uvloop is not installed: the reference shim runs on asyncio's loop here")
+            pytest.skip("uvloop is not installed here")
         run: Callable[[Coroutine[Any, Any, Any]], Any] = uvloop.run
         monkeypatch.setattr(asyncio, "run", run)
     return str(request.param)

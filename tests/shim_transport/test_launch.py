@@ -11,6 +11,7 @@ import dataclasses
 import os
 import signal
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,10 @@ def test_a_forked_shim_killed_from_outside_is_replaced_by_a_fresh_one() -> None:
         pid = session.process.pid
         assert pid is not None
         os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5.0
+        while session.alive and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not session.alive, "the killed shim went unnoticed"
         with FakeProvider() as provider:
             assert _ran(session, provider)  # the next call starts a fresh process
         assert session.recoveries == 1 and session.process.pid != pid

@@ -11,7 +11,6 @@ turns the registry's choice into a launcher and a session.
 __all__ = [
     "callbacks",
     "child",
-    "fork_client",
     "fork_server",
     "forked",
     "launch",

@@ -8,15 +8,14 @@ runs the shim's ``main()`` exactly as ``python SHIM [--no-relay]`` would, a fres
 that has served nothing before, and ends with the fork server's ``os._exit`` once ``main()``
 returns (no interpreter teardown).
 
-The tunings live here, in a process the harness owns, not in the shim a port author copies:
-reference_py's HTTP client becomes the fast one beside the shim
-(``shims/reference/fast_http``, installed through ``reference_py.transport``), and asyncio's
-loop uvloop's, where it is installed. What each is worth is in benchmarks/README.md.
+The tuning lives here, in a process the harness owns, not in the shim a port author copies:
+reference_py's HTTP client becomes the fast one beside the shim (``shims/reference/fast_http``,
+installed through ``reference_py.transport``). What it is worth, and what the tunings left
+out would be, is in benchmarks/README.md.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import sys
 from pathlib import Path
@@ -39,7 +38,7 @@ def load_shim(path: str) -> ModuleType:
 
 
 def tune(shim_path: str, args: list[str]) -> None:
-    """Apply the tunings to this process, which every forked shim inherits."""
+    """Apply the tuning to this process, which every forked shim inherits."""
     sys.path.insert(0, str(Path(shim_path).resolve().parent))  # fast_http, beside the shim
     import fast_http  # type: ignore[import-not-found]  # found on the path set above
 
@@ -48,11 +47,6 @@ def tune(shim_path: str, args: list[str]) -> None:
         # What a relay client's first run imports; never for a no-relay shim, whose clients
         # must run with the relay extension never imported.
         import reference_py.relay  # noqa: F401
-    try:
-        import uvloop
-    except ImportError:
-        return
-    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())  # asyncio.run's loop in the shim
 
 
 def main(argv: list[str]) -> int:
