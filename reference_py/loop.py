@@ -24,7 +24,7 @@ from .metrics import Metrics
 from .providers import Provider, Turn
 from .providers.base import add_usage, usage_of
 from .suspension import CallOutcome, SuspensionExtension, settle
-from .transport import is_http_error, new_http_client
+from .transport import encode_body, is_http_error, new_http_client
 from .types import Request, RunResult, Status, Tool
 
 if TYPE_CHECKING:
@@ -121,10 +121,11 @@ class Loop:
     ) -> Turn:
         c = self.config
         url, headers = c.provider.url(c.base_url), c.provider.headers(c.api_key)
+        content = encode_body(body)  # the provider's headers name its type
         started = time.perf_counter()
         try:
             if streaming:
-                async with http.stream("POST", url, json=body, headers=headers) as response:
+                async with http.stream("POST", url, content=content, headers=headers) as response:
                     if not response.is_success:
                         await response.aread()
                         await c.metrics.llm(model, response.status_code, _ms(started), usage_of(0, 0))
@@ -134,7 +135,7 @@ class Loop:
                     )
                     status = response.status_code
             else:
-                response = await http.post(url, json=body, headers=headers)
+                response = await http.post(url, content=content, headers=headers)
                 status = response.status_code
                 if not response.is_success:
                     await c.metrics.llm(model, status, _ms(started), usage_of(0, 0))

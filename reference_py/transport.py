@@ -14,6 +14,7 @@ must send the very requests httpx sends: reference_py's requests are goldens.
 from __future__ import annotations
 
 import functools
+import json
 import ssl
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,9 @@ from typing import Any
 import certifi
 import httpx
 
-__all__ = ["LazyTLSTransport", "httpx_client", "is_http_error", "new_http_client", "tls_context", "use_client"]
+__all__ = [
+    "LazyTLSTransport", "encode_body", "httpx_client", "is_http_error", "new_http_client", "tls_context", "use_client",
+]
 
 REQUEST_TIMEOUT_S = 120.0
 
@@ -55,6 +58,12 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+def encode_body(body: object) -> bytes:
+    """A request's JSON body as reference_py sends it: compact, UTF-8, NaN refused (what
+    httpx's ``json=`` sends; serialized here so that no client's defaults can change it)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 def httpx_client() -> httpx.AsyncClient:
     """The default client: httpx, with TLS set up on the first ``https://`` request."""
     return httpx.AsyncClient(timeout=httpx.Timeout(REQUEST_TIMEOUT_S), transport=LazyTLSTransport())
@@ -64,8 +73,8 @@ def new_http_client() -> Any:
     """A client set up as a run's own: the installed factory's, else :func:`httpx_client`.
     A run without ``http_client`` opens one and closes it at its end; one passed to
     ``create_client(http_client=...)`` is shared by every run of that client and its
-    keep-alive connections with it. The client needs ``post``, ``stream`` and ``aclose``
-    as ``httpx.AsyncClient`` has them."""
+    keep-alive connections with it. The client needs ``post``, ``stream`` (each taking the
+    body as ``content=`` bytes) and ``aclose`` as ``httpx.AsyncClient`` has them."""
     if _installed is not None:
         return _installed[0]()
     return httpx_client()

@@ -118,8 +118,8 @@ def test_a_refused_connection_reads_the_same() -> None:
 class _WrongText(PlainHTTPClient):
     """Broken on purpose: a response's text drops its first character."""
 
-    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> Any:
-        response = await super().post(url, json=json, headers=headers)
+    async def post(self, url: str, **sent: Any) -> Any:
+        response = await super().post(url, **sent)
         response.__class__ = type("Shifted", (type(response),), {"text": property(lambda r: r.content.decode()[1:])})
         return response
 

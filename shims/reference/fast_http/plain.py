@@ -202,12 +202,12 @@ class PlainHTTPClient:
             self._fallback = httpx_client()
         return self._fallback
 
-    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> Any:
-        """POST ``json`` and read the whole response."""
+    async def post(self, url: str, *, json: Any = None, content: bytes | None = None, headers: dict[str, str]) -> Any:
+        """POST ``json``, or the bytes ``content``, and read the whole response."""
         target = plain_url(url)
         if target is None:
-            return await self._httpx().post(url, json=json, headers=headers)
-        response = await self._send("POST", target, json, headers)
+            return await self._httpx().post(url, json=json, content=content, headers=headers)
+        response = await self._send("POST", target, json, headers, content)
         try:
             await response.aread()
         finally:
@@ -215,22 +215,29 @@ class PlainHTTPClient:
         return response
 
     @contextlib.asynccontextmanager
-    async def stream(self, method: str, url: str, *, json: Any, headers: dict[str, str]) -> AsyncIterator[Any]:
-        """Send the request; the response's body is read by the caller inside the block."""
+    async def stream(self, method: str, url: str, *, json: Any = None, content: bytes | None = None,
+                     headers: dict[str, str]) -> AsyncIterator[Any]:
+        """Send the request (``json``, or the bytes ``content``); the response's body is read
+        by the caller inside the block."""
         target = plain_url(url)
         if target is None:
-            async with self._httpx().stream(method, url, json=json, headers=headers) as response:
+            async with self._httpx().stream(method, url, json=json, content=content, headers=headers) as response:
                 yield response
             return
-        response = await self._send(method, target, json, headers)
+        response = await self._send(method, target, json, headers, content)
         try:
             yield response
         finally:
             await response.aclose()
 
-    async def _send(self, method: str, url: PlainURL, body: Any, headers: dict[str, str]) -> PlainResponse:
-        content = encode_json(body)
-        fields = request_fields(url, headers, len(content), is_json=body is not None)
+    async def _send(self, method: str, url: PlainURL, body: Any, headers: dict[str, str],
+                    raw: bytes | None = None) -> PlainResponse:
+        if raw is None:
+            content = encode_json(body)
+            fields = request_fields(url, headers, len(content), is_json=body is not None)
+        else:
+            content = raw
+            fields = request_fields(url, headers, len(content), is_json=bool(content), typed=False)
         keep = not any(name.lower() == b"connection" and b"close" in value.lower() for name, value in fields)
         request = (method, url, fields, content, keep)
         conn = self._reused((url.host, url.port))

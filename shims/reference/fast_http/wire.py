@@ -114,19 +114,21 @@ def encode_json(body: object) -> bytes:
 
 
 def request_fields(
-    url: PlainURL, headers: dict[str, str], content_length: int, is_json: bool = True
+    url: PlainURL, headers: dict[str, str], content_length: int, is_json: bool = True, *, typed: bool = True
 ) -> list[tuple[bytes, bytes]]:
     """The header fields httpx sends for a ``json=`` POST, in its order: defaults, the
     caller's (replacing a default of the same name), Content-Length and Content-Type
     unless given; first Host and, without ``json``, Content-Length 0. Names and values are
-    ASCII, as httpx requires."""
+    ASCII, as httpx requires. ``typed`` false: a ``content=`` POST of bytes, for which httpx
+    adds Content-Length only."""
     given = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
     replaced = {name.lower() for name, _ in given}
     fields = [(name, value) for name, value in default_fields() if name.lower() not in replaced]
     fields += given
     present = {name.lower() for name, _ in fields}
     if is_json:  # the body's own headers come last, each unless given
-        for name, value in ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json")):
+        own = ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json"))
+        for name, value in own if typed else own[:1]:
             if name.lower() not in present:
                 fields.append((name, value))
                 present.add(name.lower())
