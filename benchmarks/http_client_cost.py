@@ -1,5 +1,6 @@
-"""CPU per request of reference_py's HTTP clients — httpx (``new_http_client``) and its
-plain-HTTP client (``PlainHTTPClient``, what the reference shim uses) — against a bare
+"""CPU per request of reference_py's HTTP client, httpx (``reference_py.transport.httpx_client``),
+and of the fast client the forked reference shims run on (``shims/reference/fast_http``,
+``PlainHTTPClient``), against a bare
 asyncio HTTP/1.1 exchange (a script, not a test: it prints figures and asserts none).
 
     python benchmarks/http_client_cost.py [--requests 500]
@@ -24,8 +25,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "shims" / "reference"))
 
-from reference_py import PlainHTTPClient, new_http_client  # noqa: E402
+from fast_http import PlainHTTPClient  # noqa: E402
+
+from reference_py.transport import httpx_client as new_http_client  # noqa: E402
 
 SERVER = """
 import sys

@@ -23,11 +23,10 @@ from .errors import (
     UnknownToolError,
     WireError,
 )
-from .http_plain import PlainHTTPClient
-from .loop import new_http_client
 from .native import define_tool
 from .store import InMemoryStore
 from .toolkit import Toolkit, create_toolkit
+from .transport import new_http_client
 from .types import (
     Answer,
     Request,
@@ -55,7 +54,6 @@ __all__ = [
     "Answer",
     "Client",
     "InMemoryStore",
-    "PlainHTTPClient",
     "ProviderError",
     "Request",
     "ResumeError",

@@ -223,7 +223,7 @@ def create_client(
     http_client: HTTPClient | None = None,
 ) -> Client:
     """A Client for one provider style; ``wait_for`` may be sync or async. ``http_client``
-    (an ``httpx.AsyncClient`` or a ``PlainHTTPClient``) is shared by the client's runs;
+    (an ``httpx.AsyncClient``, or the client installed through ``transport.use_client``) is shared by the client's runs;
     without it each run opens an httpx client of its own."""
     if not isinstance(base_url, str) or not base_url:
         raise ToolnexusError("create_client: base_url must be a non-empty string")

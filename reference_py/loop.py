@@ -20,21 +20,18 @@ from typing import TYPE_CHECKING, Any
 from .errors import ProviderError
 from .execution import CallRunner, EventSink, WaitFor
 from .hooks import Hooks
-from .http_errors import is_http_error
 from .metrics import Metrics
 from .providers import Provider, Turn
 from .providers.base import add_usage, usage_of
 from .suspension import CallOutcome, SuspensionExtension, settle
+from .transport import encode_body, is_http_error, new_http_client
 from .types import Request, RunResult, Status, Tool
 
-if TYPE_CHECKING:  # httpx is imported only by a run that uses it
+if TYPE_CHECKING:
     from typing import TypeAlias
 
-    import httpx
-
-    from .http_plain import PlainHTTPClient
-
-    HTTPClient: TypeAlias = httpx.AsyncClient | PlainHTTPClient
+    # httpx.AsyncClient by default; a client installed through transport.use_client has its shape.
+    HTTPClient: TypeAlias = Any
 
 EXCERPT_CHARS = 200
 
@@ -124,10 +121,11 @@ class Loop:
     ) -> Turn:
         c = self.config
         url, headers = c.provider.url(c.base_url), c.provider.headers(c.api_key)
+        content = encode_body(body)  # the provider's headers name its type
         started = time.perf_counter()
         try:
             if streaming:
-                async with http.stream("POST", url, json=body, headers=headers) as response:
+                async with http.stream("POST", url, content=content, headers=headers) as response:
                     if not response.is_success:
                         await response.aread()
                         await c.metrics.llm(model, response.status_code, _ms(started), usage_of(0, 0))
@@ -137,7 +135,7 @@ class Loop:
                     )
                     status = response.status_code
             else:
-                response = await http.post(url, json=body, headers=headers)
+                response = await http.post(url, content=content, headers=headers)
                 status = response.status_code
                 if not response.is_success:
                     await c.metrics.llm(model, status, _ms(started), usage_of(0, 0))
@@ -148,7 +146,7 @@ class Loop:
                     raise ProviderError(f"LLM response is not JSON: {_excerpt(response.text)}") from None
                 turn = c.provider.parse(payload)
         except Exception as exc:
-            if not is_http_error(exc):  # httpx's errors, or the plain client's named alike
+            if not is_http_error(exc):  # httpx's errors, or an installed client's (transport.py)
                 raise
             raise ProviderError(f"LLM request to {url} failed: {type(exc).__name__}: {exc}") from None
         await c.metrics.llm(model, status, _ms(started), turn.usage)
@@ -229,14 +227,3 @@ class Loop:
         text = c.provider.exhausted_text(messages)
         return finish(text, "incomplete", limit="maxTurns") if text == "" else finish(text, "done")
 
-
-def new_http_client() -> httpx.AsyncClient:
-    """An HTTP client set up as a run's own. A run without ``http_client`` opens one and
-    closes it at its end; one passed to ``create_client(http_client=...)`` is shared by
-    every run of that client and its keep-alive connections with it. (A
-    ``PlainHTTPClient`` may be passed instead: the same requests for less CPU.)"""
-    import httpx  # here, not at the top: a run on a PlainHTTPClient never loads httpx
-
-    from .transport import LazyTLSTransport
-
-    return httpx.AsyncClient(timeout=httpx.Timeout(120.0), transport=LazyTLSTransport())

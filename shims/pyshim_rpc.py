@@ -9,11 +9,7 @@ between the protocol and its port.
 
 Standard library only: the python port's shim runs in a venv that holds nothing but the
 port, so this module may import neither the harness nor ``reference_py``. A shim imports
-it after putting its parent folder (``shims/``) on ``sys.path``. The one exception is
-optional: where the interpreter has orjson (the harness's own venv, which runs the
-reference shim), lines are decoded with it, in C, and encoded with it where the shim asks
-(``Channel(fast=True)``); the stdlib still answers what orjson refuses (integers beyond 64
-bits, lone surrogates, non-string keys).
+it after putting its parent folder (``shims/``) on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -28,11 +24,6 @@ import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
-
-try:
-    import orjson as _orjson
-except ImportError:  # the python port's venv
-    _orjson = None
 
 PROTOCOL_VERSION = 1
 READ_CHUNK = 1 << 16  # bytes read off stdin at once
@@ -78,29 +69,13 @@ def require_protocol(params: dict[str, Any]) -> None:
         raise RpcError(VERSION_MISMATCH, f"this shim speaks protocol {PROTOCOL_VERSION}", supported)
 
 
-def encode_message(message: Message, fast: bool) -> bytes:
-    """One compact line's JSON (no newline). ``fast``: through orjson, which writes a float
-    NaN or infinity as null where the stdlib writes ``NaN`` (a line the harness refuses), so
-    only for a port that never hands its shim such a float."""
-    if fast and _orjson is not None:
-        try:
-            return _orjson.dumps(message)
-        except TypeError:
-            pass
+def encode_message(message: Message) -> bytes:
+    """One compact line's JSON (no newline)."""
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def decode_line(line: bytes | str) -> Any:
-    """``json.loads(line)``. orjson answers for a line it would have written itself (the
-    harness writes compact lines): it reads an integer beyond 64 bits as a float, which
-    then writes back otherwise, so such a line is still the stdlib's."""
-    if _orjson is not None and isinstance(line, bytes):
-        try:
-            value = _orjson.loads(line)
-        except _orjson.JSONDecodeError:
-            return json.loads(line)
-        if _orjson.dumps(value) == line.rstrip(b"\r\n"):
-            return value
+    """One line's JSON value."""
     return json.loads(line)
 
 
@@ -108,11 +83,10 @@ class Channel:
     """Line-delimited JSON-RPC on stdout, and the answers to our own requests by id.
 
     ``id_prefix`` keeps our request ids apart from the harness's; ``name`` labels the
-    shim's diagnostics on stderr; ``fast`` encodes lines with orjson (see :func:`encode_message`)."""
+    shim's diagnostics on stderr."""
 
-    def __init__(self, id_prefix: str, name: str, *, fast: bool = False) -> None:
+    def __init__(self, id_prefix: str, name: str) -> None:
         self.name = name
-        self._fast = fast
         self._id_prefix = id_prefix
         self._ids = 0
         self._waiting: dict[str, asyncio.Future[Any]] = {}
@@ -120,7 +94,7 @@ class Channel:
         self._write_lock = threading.Lock()
 
     def send(self, message: Message) -> None:
-        line = encode_message(message, self._fast) + b"\n"
+        line = encode_message(message) + b"\n"
         with self._write_lock:
             sys.stdout.buffer.write(line)
             sys.stdout.buffer.flush()

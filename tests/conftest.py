@@ -20,6 +20,7 @@ from build_once import run_folder
 from run_order import MARKERS, ordered
 
 from toolnexus_conformance.fake_provider import FakeProvider
+from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import resolve
 from toolnexus_conformance.shim.session import ShimSession
 
@@ -126,7 +127,8 @@ def shared_provider() -> Iterator[FakeProvider]:
 
 @pytest.fixture(scope="module")
 def start_shim() -> Iterator[Callable[[list[str]], ShimSession]]:
-    """Start a shim (argv) with its handshake done; every one started is closed after the module."""
+    """Start a shim (argv, a plain subprocess) with its handshake done; every one started is
+    closed after the module."""
     with ExitStack() as stack:
 
         def start(argv: list[str]) -> ShimSession:
@@ -138,12 +140,26 @@ def start_shim() -> Iterator[Callable[[list[str]], ShimSession]]:
 
 
 @pytest.fixture(scope="module")
-def reference_shim(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
-    return start_shim(resolve("reference", None, None, None).argv)
+def start_port() -> Iterator[Callable[[str], ShimSession]]:
+    """Start a registered port's shim as the plugin does (the registry's launch), handshake
+    done; every one started is closed after the module."""
+    with ExitStack() as stack:
+
+        def start(name: str) -> ShimSession:
+            session = stack.enter_context(port_session(resolve(name, None, None, None)))
+            session.ensure_alive()
+            return session
+
+        yield start
 
 
 @pytest.fixture(scope="module")
-def norelay_shim(start_shim: Callable[[list[str]], ShimSession]) -> ShimSession:
-    argv = resolve("reference-norelay", None, None, None).argv
-    assert argv[-1] == "--no-relay", "the registry's reference-norelay must switch relay off"
-    return start_shim(argv)
+def reference_shim(start_port: Callable[[str], ShimSession]) -> ShimSession:
+    return start_port("reference")
+
+
+@pytest.fixture(scope="module")
+def norelay_shim(start_port: Callable[[str], ShimSession]) -> ShimSession:
+    assert resolve("reference-norelay", None, None, None).argv[-1] == "--no-relay", \
+        "the registry's reference-norelay must switch relay off"
+    return start_port("reference-norelay")

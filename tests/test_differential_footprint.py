@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from toolnexus_conformance.differential.ahead import PairRunner, Shims
+from toolnexus_conformance.differential.search import shim_for
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import ShimCrashed
 from toolnexus_conformance.run.runner import run_variant
 from toolnexus_conformance.scenario.model import load_scenario
-from toolnexus_conformance.shim.forked import session_for
 from toolnexus_conformance.shim.ports import resolve
 from toolnexus_conformance.shim.process import ShimProcess
 from toolnexus_conformance.shim.session import ShimSession
@@ -51,10 +51,8 @@ def test_a_run_that_raises_ends_its_provider_session_too() -> None:
 
 
 def test_a_search_session_keeps_no_transcript_and_any_other_keeps_one() -> None:
-    argv = resolve("reference", None, None, None).argv
     with ExitStack() as stack:
-        searching = stack.enter_context(session_for(argv))
-        searching.ensure_alive()
+        searching = shim_for(resolve("reference", None, None, None), stack)
         searching.call("toolkit.describe", {"toolkit": {"tools": []}}, timeout=10.0)
         assert searching.process.transcript.entries == []
     assert ShimProcess().transcript.keep, "a conformance run's shim keeps its transcript for --artifacts"

@@ -9,15 +9,10 @@ byte-identical-absent-relay baseline).
 
 from __future__ import annotations
 
-import os
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
-
-try:  # the same loop in C, where asyncio's own loop is a large share of this shim's CPU
-    from uvloop import new_event_loop
-except ImportError:
-    from asyncio import new_event_loop
 
 # Runnable from a checkout without installation: the repo root holds reference_py, the
 # shims folder the shared plumbing.
@@ -66,9 +61,8 @@ class Shim:
         self.channel = channel
         self.relay = relay
         # One HTTP client for the shim's life, shared by every run so runs reuse keep-alive
-        # connections to the provider: reference_py's plain-HTTP client, which sends what
-        # httpx sends for a fraction of its CPU and never imports httpx for an http:// URL.
-        self.http: Any = tn.PlainHTTPClient()
+        # connections to the provider: reference_py's own (httpx).
+        self.http: Any = tn.new_http_client()
 
     async def build_toolkit(self, spec: dict[str, Any], executions: list[dict[str, Any]]) -> Any:
         def build(tool: dict[str, Any]) -> Any:
@@ -226,30 +220,18 @@ def _port_error_kind(exc: Exception) -> str | None:
     return next((kind for cls, kind in _ERROR_KINDS if isinstance(exc, cls)), "run")
 
 
-def warm_up(relay: bool) -> None:
-    """Do now what the first run would do on its way (the relay extension's import when
-    relay is on, the plain-HTTP client's one-time look-ups): a shim spawned ahead of a
-    restart is then ready when taken over. The HTTP stack is reference_py's plain client,
-    already imported; httpx is never loaded for the harness's http:// provider."""
-    from reference_py import http_wire
-
-    http_wire.plain_path_available()
-    http_wire.default_fields()
-    if relay:
-        import reference_py.relay  # noqa: F401
-
-
 async def serve(relay: bool) -> None:
-    warm_up(relay)
-    # reference_py computes no float: orjson may write its lines (pyshim_rpc.encode_message)
-    shim = Shim(rpc.Channel(id_prefix="s", name="reference shim", fast=True), relay)
+    shim = Shim(rpc.Channel(id_prefix="s", name="reference shim"), relay)
     handlers: dict[str, rpc.Handler] = {
         "initialize": shim.initialize,
         "toolkit.describe": shim.describe,
         "client.run": shim.run,
     }
     # _dispatch is looked up per request: the plugin tests' broken shim replaces it.
-    await rpc.serve(shim.channel, lambda message: _dispatch(shim, handlers, message))
+    try:
+        await rpc.serve(shim.channel, lambda message: _dispatch(shim, handlers, message))
+    finally:
+        await shim.http.aclose()
 
 
 async def _dispatch(shim: Shim, handlers: dict[str, rpc.Handler], message: dict[str, Any]) -> None:
@@ -257,13 +239,7 @@ async def _dispatch(shim: Shim, handlers: dict[str, rpc.Handler], message: dict[
 
 
 def main() -> None:
-    new_event_loop().run_until_complete(serve(relay="--no-relay" not in sys.argv[1:]))
-    # shutdown is answered and flushed: nothing is left to clean up, and skipping the
-    # interpreter's teardown and the loop's close (a large share of what a forked shim's
-    # start and stop cost) makes every deliberate restart that much faster.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    asyncio.run(serve(relay="--no-relay" not in sys.argv[1:]))
 
 
 if __name__ == "__main__":

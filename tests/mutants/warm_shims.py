@@ -1,7 +1,7 @@
 """The mutant shims' zygote for a pass of kill runs: started, waited for, stopped and reaped.
 
 ``warm_shims()`` starts ``shim_zygote.py`` on a private Unix socket and yields the command a
-kill run starts its shim with (toolnexus_conformance/shim/fork_client.py before the mutant's name); on exit it
+kill run starts its shim with (fork_client.py beside this module, before the mutant's name); on exit it
 stops the zygote (which kills and reaps any shim still alive) and reaps it, so `time` and
 ``benchmarks/own_suite.py`` count the shims' CPU. A zygote that does not come up leaves the
 runs on the cold command (``kill_runner.cold_shim``), said on stderr: slower, never wrong.
@@ -26,8 +26,9 @@ STOP_TIMEOUT_S = 10.0
 
 
 def client_command(socket_path: Path, python: str = sys.executable) -> str:
-    """The shim command (before the mutant's name) that asks the zygote at ``socket_path``."""
-    return shlex.join(fork_server.client_command(python, socket_path))
+    """The shim command (before the mutant's name) that asks the zygote at ``socket_path``:
+    the fork client (``fork_client.py``), run without ``site`` for a quick start."""
+    return shlex.join([python, "-I", "-S", str(HERE / "fork_client.py"), str(socket_path)])
 
 
 @contextlib.contextmanager

@@ -18,8 +18,8 @@ import pytest
 from inprocess import INNER
 from plugin_runner import REPO
 
-import toolnexus_conformance.shim.session as shim_session
-import toolnexus_conformance.shim.warm_session as warm_shims
+import toolnexus_conformance.shim.forked as forked
+import toolnexus_conformance.shim.launch as launch
 from toolnexus_conformance.scenario.model import load_scenario
 
 
@@ -33,18 +33,19 @@ class SpawnProbe:
         self.before_first_test: int | None = None
         spawned = self.spawned
 
-        class CountingChild(shim_session.ShimChild):
+        class CountingChild(launch.ShimChild):
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 spawned.append(self.pid)
 
-        class CountingFork(warm_shims.ForkedChild):
+        class CountingFork(forked.ForkedChild):
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 spawned.append(self.pid)
 
-        monkeypatch.setattr(shim_session, "ShimChild", CountingChild)
-        monkeypatch.setattr(warm_shims, "ForkedChild", CountingFork)
+        for module in (launch, forked):  # a plain start, and a forked launcher's cold one
+            monkeypatch.setattr(module, "ShimChild", CountingChild)
+        monkeypatch.setattr(forked, "ForkedChild", CountingFork)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -105,7 +106,10 @@ def test_a_port_without_resume_boots_no_spare_for_variants_it_cannot_run(probe_r
 
 
 def test_a_session_of_scenarios_starts_its_shim_while_collecting(probe_run: ProbeRun) -> None:
-    probe = shared_run(probe_run, str(ACROSS_PROCESS), "--port=reference")
+    # A plain launch (the reference shim's command as --port-cmd): its first process is
+    # spawned ahead. A forked launch boots its zygote ahead instead, and forks at once.
+    shim = REPO / "shims" / "reference" / "shim.py"
+    probe = probe_run(str(ACROSS_PROCESS), f"--port-cmd={sys.executable} {shim}", "--port=reference-local")
     assert probe.before_first_test == 1
 
 

@@ -12,9 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fast_http import PlainHTTPClient
 from rawserver import Reply, serving
 
-from reference_py import PlainHTTPClient, new_http_client
+from reference_py.transport import encode_body
+from reference_py.transport import httpx_client as new_http_client
 
 OPENAI_HEADERS = {"Authorization": "Bearer sk-test", "Content-Type": "application/json"}
 ANTHROPIC_HEADERS = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01", "Content-Type": "application/json"}
@@ -31,6 +33,7 @@ class Action:
     mode: str = "post"
     body: Any = None
     headers: dict[str, str] | None = None
+    content: bool = False  # the body as bytes (``content=``, as reference_py's loop sends it), not ``json=``
 
 
 @dataclass
@@ -46,12 +49,13 @@ async def outcome(client: Any, url: str, action: Action) -> dict[str, Any]:
         return {"paused": True}
     body = BODY if action.body is None else None if action.body == NO_BODY else action.body
     headers = OPENAI_HEADERS if action.headers is None else action.headers
+    sent: dict[str, Any] = {"content": encode_body(body)} if action.content else {"json": body}
     try:
         if action.mode == "stream":
-            async with client.stream("POST", url, json=body, headers=headers) as response:
+            async with client.stream("POST", url, headers=headers, **sent) as response:
                 lines = [line async for line in response.aiter_lines()]
                 return {"status": response.status_code, "success": response.is_success, "lines": lines}
-        response = await client.post(url, json=body, headers=headers)
+        response = await client.post(url, headers=headers, **sent)
         seen: dict[str, Any] = {"status": response.status_code, "success": response.is_success, "text": response.text}
         try:
             seen["json"] = response.json()
@@ -103,7 +107,7 @@ def assert_same(replies: Sequence[Reply], actions: Sequence[Action], url: str | 
 def retry_again(monkeypatch: Any) -> None:
     """Break the plain client on purpose: a request whose connection closed before the
     response is sent once more after its own retry failed too (the retry rule allows one)."""
-    from reference_py.http_errors import RemoteProtocolError
+    from fast_http.errors import RemoteProtocolError
 
     original = PlainHTTPClient._send
 

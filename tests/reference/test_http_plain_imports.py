@@ -1,8 +1,8 @@
-"""The reference shim on its plain-HTTP path never imports httpx (nor httpcore, h11, anyio,
-certifi): its runs go through reference_py's PlainHTTPClient, and a warm run imports
-nothing at all. Checked in a fresh interpreter that loads ``shims/reference/shim.py`` and
-drives its ``Shim.run`` for a run and a stream against a loopback server; the same check
-against a provider URL the plain client hands to httpx (a query string) must fail."""
+"""A shim forked from the reference shim's zygote imports nothing on its runs: the zygote
+(toolnexus_conformance/shim/zygote.py) loaded the shim and applied its tunings (the fast
+HTTP client installed into reference_py) before forking, so every fork's first run finds
+what it needs loaded. Checked in a fresh interpreter that prepares as the zygote does and
+drives the shim's ``Shim.run`` for a run and a stream against a loopback server."""
 
 from __future__ import annotations
 
@@ -14,16 +14,15 @@ from pathlib import Path
 from rawserver import json_reply, serving, sse_reply
 
 ROOT = Path(__file__).resolve().parents[2]
-HTTPX_STACK = ("httpx", "httpcore", "h11", "anyio", "certifi")
 REPLY = json_reply(b'{"choices":[{"message":{"role":"assistant","content":"hi"}}]}')
 STREAM = sse_reply(b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n')
 
 DRIVER = """
-import asyncio, importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("reference_shim", sys.argv[1])
-shim = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(shim)
-shim.warm_up(True)
+import asyncio, json, sys
+sys.path.insert(0, sys.argv[3])
+from toolnexus_conformance.shim import zygote
+shim = zygote.load_shim(sys.argv[1])
+zygote.tune(sys.argv[1], [])
 
 class Watch:
     asked = []
@@ -38,42 +37,21 @@ async def runs(s):
 
 async def main():
     s = shim.Shim(None, True)
-    await runs(s)  # the first runs may import what they need
-    sys.meta_path.insert(0, Watch())
     await runs(s)
 
+sys.meta_path.insert(0, Watch())
 asyncio.run(main())
-stack = sys.argv[3].split(",")
-print(json.dumps({"stack": sorted(m for m in sys.modules if m.split(".")[0] in stack), "warm": Watch.asked}))
+print(json.dumps({"client": type(shim.tn.new_http_client()).__name__, "asked": Watch.asked}))
 """
 
 
-def shim_imports(query: str = "") -> dict[str, list[str]]:
-    with serving([REPLY, STREAM, REPLY, STREAM]) as server:
+def test_a_forked_shims_first_runs_import_nothing() -> None:
+    with serving([REPLY, STREAM]) as server:
         done = subprocess.run(
-            [sys.executable, "-c", DRIVER, str(ROOT / "shims" / "reference" / "shim.py"),
-             f"{server.url}/v1{query}", ",".join(HTTPX_STACK)],
+            [sys.executable, "-c", DRIVER, str(ROOT / "shims" / "reference" / "shim.py"), f"{server.url}/v1", str(ROOT)],
             capture_output=True, text=True, timeout=60,
         )
     assert done.returncode == 0, done.stderr
-    seen: dict[str, list[str]] = json.loads(done.stdout)
-    return seen
-
-
-def assert_plain_path(seen: dict[str, list[str]]) -> None:
-    assert seen["stack"] == [], f"the shim imported the httpx stack: {seen['stack']}"
-    assert seen["warm"] == [], f"a warm run imported {sorted(set(seen['warm']))}"
-
-
-def test_the_reference_shim_never_imports_httpx_and_a_warm_run_imports_nothing() -> None:
-    assert_plain_path(shim_imports())
-
-
-def test_the_check_fails_when_the_runs_go_through_httpx() -> None:
-    seen = shim_imports(query="?through=httpx")
-    try:
-        assert_plain_path(seen)
-    except AssertionError as exc:
-        assert "imported the httpx stack: ['anyio" in str(exc)
-    else:
-        raise AssertionError(f"a run through httpx passed the plain-path check: {seen}")
+    seen = json.loads(done.stdout)
+    assert seen["client"] == "PlainHTTPClient", "the zygote did not install the fast client"
+    assert seen["asked"] == [], f"a forked shim's runs imported {sorted(set(seen['asked']))}"

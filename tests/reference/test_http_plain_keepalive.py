@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from fast_http import PlainHTTPClient
+from fast_http import connection as http_connection
+from fast_http import plain as http_plain
 from plainkit import BODY, OPENAI_HEADERS, PATH, Action, assert_same, retry_again, run_client
 from rawserver import DROP, Reply, json_reply, serving
-
-from reference_py import PlainHTTPClient, http_connection, http_plain
 
 pytestmark = pytest.mark.usefixtures("each_event_loop")
 

@@ -11,12 +11,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from fast_http.text import LineSplitter, TextLines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from plainkit import Action, assert_same
 from rawserver import sse_reply
-
-from reference_py.http_text import LineSplitter, TextLines
 
 Released = list[tuple[int, str]]  # (pieces received so far, line)
 SSE = b'data: {"a":1}\r\n\r\nevent: x\r\ndata: {"b":"\xc3\xa9"}\r\n\rdata: [DONE]\n\nlast line'

@@ -1,7 +1,8 @@
 """The §8 loop on a PlainHTTPClient against the loop on httpx, whole runs over loopback:
 the same RunResult, stream events and raw requests, and the same ProviderError words for a
 non-2xx status, a body that is not JSON, a refused connection and a dropped request. A
-client broken on purpose (a status error read from the wrong text) fails the check."""
+client broken on purpose (a status error read from the wrong text) fails the check. The
+fast client is installed as a forked shim's zygote installs it (``fast_client_installed``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import socket
 from typing import Any
 
 import pytest
+from fast_http import PlainHTTPClient
 from rawserver import DROP, Reply, json_reply, serving, sse_reply
 
-from reference_py import PlainHTTPClient, ProviderError, create_client, create_toolkit, new_http_client
+from reference_py import ProviderError, create_client, create_toolkit
+from reference_py.transport import httpx_client as new_http_client
 
-pytestmark = pytest.mark.usefixtures("each_event_loop")
+pytestmark = pytest.mark.usefixtures("each_event_loop", "fast_client_installed")
 
 OPENAI_JSON = json_reply(json.dumps({
     "choices": [{"message": {"role": "assistant", "content": "hi \u00e9"}}],
@@ -115,8 +118,8 @@ def test_a_refused_connection_reads_the_same() -> None:
 class _WrongText(PlainHTTPClient):
     """Broken on purpose: a response's text drops its first character."""
 
-    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> Any:
-        response = await super().post(url, json=json, headers=headers)
+    async def post(self, url: str, **sent: Any) -> Any:
+        response = await super().post(url, **sent)
         response.__class__ = type("Shifted", (type(response),), {"text": property(lambda r: r.content.decode()[1:])})
         return response
 

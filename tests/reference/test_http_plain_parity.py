@@ -12,10 +12,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from fast_http import PlainHTTPClient
+from fast_http import plain as http_plain
+from fast_http import text as http_text
+from fast_http import wire as http_wire
 from plainkit import ANTHROPIC_HEADERS, NO_BODY, OPENAI_HEADERS, Action, assert_same, retry_again, run_client
 from rawserver import DROP, Reply, chunked_reply, json_reply, sse_reply
-
-from reference_py import PlainHTTPClient, http_plain, http_text, http_wire
 
 pytestmark = pytest.mark.usefixtures("each_event_loop")
 
@@ -47,6 +49,9 @@ CASES: dict[str, tuple[list[Reply], list[Action]]] = {
     "request headers: anthropic's": ([OK], [Action("post", headers=ANTHROPIC_HEADERS)]),
     "request headers: a caller's Accept replaces httpx's": ([OK], [Action("post", headers={"accept": "text/event-stream", **OPENAI_HEADERS})]),
     "request: json=None sends no body": ([OK], [Action("post", NO_BODY)]),
+    "request body as bytes (content=, the loop's way)": ([OK], [Action("post", ODD_BODY, content=True)]),
+    "request body as bytes, streamed": ([sse_reply(SSE), OK], [Action("stream", {"stream": True}, content=True), POST]),
+    "request body as bytes, no Content-Type given": ([OK], [Action("post", headers={"Authorization": "Bearer k"}, content=True)]),
     "request headers: no Content-Type given": ([OK], [Action("post", headers={"Authorization": "Bearer k"})]),
     "stream: SSE until close, then a new connection": ([sse_reply(SSE), OK], [Action("stream", {"stream": True}), POST]),
     "stream: SSE pieces with pauses": ([sse_reply(*[SSE[i:i + 7] for i in range(0, len(SSE), 7)], pause_s=0.002)], [STREAM]),
@@ -139,15 +144,15 @@ def _broken(monkeypatch: pytest.MonkeyPatch, what: str) -> None:
             fields = original(*args)
             return fields[:1] + fields[2:3] + fields[1:2] + fields[3:]
 
-        monkeypatch.setattr("reference_py.http_plain.request_fields", swapped)
+        monkeypatch.setattr("fast_http.plain.request_fields", swapped)
     elif what == "json encoding":
-        monkeypatch.setattr("reference_py.http_plain.encode_json", lambda body: __import__("json").dumps(body).encode())
+        monkeypatch.setattr("fast_http.plain.encode_json", lambda body: __import__("json").dumps(body).encode())
     elif what == "no keep-alive":
         monkeypatch.setattr(PlainHTTPClient, "release", lambda self, conn: conn.close())
     elif what == "ignores Content-Encoding":
         monkeypatch.setattr(http_text.ContentDecoder, "decode", lambda self, data: data)
     elif what == "ignores charset":
-        monkeypatch.setattr("reference_py.http_plain.text_encoding", lambda head: "utf-8")
+        monkeypatch.setattr("fast_http.plain.text_encoding", lambda head: "utf-8")
     elif what == "chunk boundaries kept":
         original_chunks = http_plain._chunks
 
@@ -157,7 +162,7 @@ def _broken(monkeypatch: pytest.MonkeyPatch, what: str) -> None:
 
         monkeypatch.setattr(http_plain, "_chunks", with_breaks)
     elif what == "other error words":
-        monkeypatch.setattr("reference_py.http_plain.ConnectError", lambda message: ConnectionError(message))
+        monkeypatch.setattr("fast_http.plain.ConnectError", lambda message: ConnectionError(message))
     elif what == "retries a fresh connection":
         retry_again(monkeypatch)
 

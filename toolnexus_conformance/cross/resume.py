@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import PortError, ResolvedPort, load_registry, resolve
 from toolnexus_conformance.shim.session import Handshake, ShimSession
-from toolnexus_conformance.shim.warm_session import shim_session
 from toolnexus_conformance.verdict.expectations import Expectations, ExpectationsError, load
 
 CROSS_KEY = pytest.StashKey["CrossResume"]()
@@ -106,13 +106,13 @@ class CrossResume:
         """The reference's shim, for the oracle run (``cross_oracle``), started on first use."""
         if self._reference is None:
             port = resolve(ORACLE_PORT, None, None, None, build=False)
-            self._reference = shim_session(port.argv, validator=self.validator)
+            self._reference = port_session(port, validator=self.validator)
         return self._reference
 
     def shim(self) -> ShimSession:
         if self._shim is None:
             env = {**os.environ, **self.resuming.env} if self.resuming.env else None
-            self._shim = shim_session(self.resuming.argv, env=env, validator=self.validator)
+            self._shim = port_session(self.resuming, env=env, validator=self.validator)
         return self._shim
 
     def handshake(self) -> Handshake:

@@ -35,8 +35,8 @@ from toolnexus_conformance.differential.search import Features, scenarios, searc
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import HarnessError
 from toolnexus_conformance.helpers.gc_tuning import fewer_collections
+from toolnexus_conformance.shim.forked import warm_ports
 from toolnexus_conformance.shim.ports import ResolvedPort
-from toolnexus_conformance.shim.warm_ports import warm_ports
 
 NOBODY = sys.maxsize  # the lowest worker that found a difference, before any did
 STOP_GRACE_S = 15.0  # after Ctrl-C: the examples in hand (one per shim pair) may finish

@@ -67,7 +67,7 @@ from toolnexus_conformance.run.facts import facts_for
 from toolnexus_conformance.run.observables import observables
 from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import Scenario, ScenarioError, Variant
-from toolnexus_conformance.shim.forked import session_for
+from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import ResolvedPort, resolve
 from toolnexus_conformance.shim.session import ShimSession
 
@@ -483,7 +483,7 @@ def shim_for(port: Endpoint, stack: ExitStack) -> ShimSession:
         return port
     resolved = resolve(port, None, None, None) if isinstance(port, str) else port
     env = {**os.environ, **resolved.env} if resolved.env else None  # a port's env adds to ours
-    session = stack.enter_context(session_for(resolved.argv, env=env))
+    session = stack.enter_context(port_session(resolved, env=env, keep_transcript=False))
     session.ensure_alive()
     return session
 

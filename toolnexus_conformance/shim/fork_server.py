@@ -1,9 +1,10 @@
 """A warm process that forks fresh processes onto its clients' standard streams.
 
-A Python shim spends most of its start importing what it needs before it reads a line; where many shims are started (a differential search's restarts, the mutants'
-kill runs), a fork server pays that once. The program built on it loads what its children
-need, then calls :meth:`ForkServer.run`, which serves a Unix socket: each connection (from
-``shim/fork_client.py``, the command the harness starts as the shim) hands over the client's
+A Python shim spends most of its start importing what it needs before it reads a line; where
+many shims are started (the forked reference shims, ``shim/forked.py``; the mutants' kill
+runs, ``tests/mutants``), a fork server pays that once. The program built on it loads what
+its children need, then calls :meth:`ForkServer.run`, which serves a Unix socket: each
+connection (a ``ForkedChild``, or the mutants' fork client process) hands over the client's
 stdin, stdout and stderr with one JSON line ``{"argv": [...], "env": {...}, "cwd": "..."}``;
 the server forks a child that takes those streams, that environment and that folder, and
 runs ``become(argv)``, whose result is its exit code.
@@ -29,7 +30,7 @@ import socket
 import struct
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,22 +39,8 @@ from toolnexus_conformance.helpers.gc_tuning import for_short_lived_objects
 STATUS = struct.Struct("!i")  # the child's pid, then its wait status, to the client
 MAX_REQUEST = 1 << 20  # one client's argv, environment and folder, as JSON
 READY_LINE = b"ready\n"
-CLIENT = Path(__file__).resolve().parent / "fork_client.py"
 
 Become = Callable[[list[str]], int]
-
-
-def client_command(python: str, socket_path: str | Path) -> list[str]:
-    """The command that has the server at ``socket_path`` fork a child (its arguments follow)."""
-    return [python, "-I", "-S", str(CLIENT), str(socket_path)]
-
-
-def client_target(argv: Sequence[str]) -> tuple[str, list[str]] | None:
-    """The server's socket and the child's arguments when ``argv`` is :func:`client_command`
-    with arguments after it; None for any other command."""
-    if len(argv) < 5 or list(argv[1:4]) != ["-I", "-S", str(CLIENT)]:
-        return None
-    return argv[4], list(argv[5:])
 
 
 def start(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,

@@ -1,47 +1,61 @@
-"""Shims a zygote forks straight onto a differential worker's pipes, with no client process.
+"""The ``forked`` launch (``launch = "forked"`` in ``ports.toml``): a Python shim's
+processes forked from a warm zygote of it instead of booted cold.
 
-shim/warm_ports.py turns a reference port's command into a fork client
-(``shim/fork_client.py``): a small Python process per shim that hands its streams to the zygote
-and then mirrors the child's exit. Its start-up (~40 ms of CPU at load 9, measured over 50
-restarts, against ~15 ms for the zygote's fork of the shim itself) was the largest cost of a
-shim start, and a generated scenario that resumes in a restarted shim starts two (~3 per
-100 scenarios). Here the worker speaks the client's protocol itself: it makes the three
+A cold start of a Python shim pays the interpreter and its imports; a fork of a process
+that has them loaded pays the fork. :class:`ForkedLauncher` launches a zygote of the port's
+command (``PYTHON SCRIPT [ARG...]``, run by ``shim/zygote.py`` on ``shim/fork_server.py``)
+when its session first wants a process, ahead or now (the zygote costs what a cold start
+costs, and boots while the caller works on), and forks each process from it straight onto
+the session's own pipes (:class:`ForkedChild`): a fresh process that has served nothing, with
+the session's environment, folder and its own instance token. Every shim of the session is
+thus the same program in the same state, tuned alike (``shim/zygote.py``). The zygote is stopped with the session. A differential search shares one
+zygote per port among its workers (:func:`warm_ports`, which sets ``fork_server`` on the
+port). When a zygote does not come up or cannot be reached, processes are started cold as
+by the plain launcher: slower, never different.
+
+:class:`ForkedChild` speaks the fork server's client protocol itself: it makes the three
 pipes, hands the zygote their far ends, and keeps the connection, on which the zygote sends
-the child's pid, then its wait status when it ends (:class:`ForkedChild`).
-
-The shim is the same process as before (the zygote's child, a fresh process that has served
-nothing), with the same streams, environment (the instance token included), folder and exit
-status; what differs is who waits for it. Ending it needs no ``/proc`` sweep: the reference
-shim starts no process of its own, and whatever the zygote forked ends with the zygote
-(``shim/fork_server.py``). A session that cannot reach its zygote starts the client command as
-before, which reports the failure as any shim start does.
+the child's pid, then its wait status when it ends. Ending it needs no ``/proc`` sweep: the
+reference shim starts no process of its own, and whatever the zygote forked ends with the
+zygote.
 """
 
 from __future__ import annotations
 
 import array
 import contextlib
+import dataclasses
 import json
 import os
 import select
+import shutil
 import signal
 import socket
+import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any, cast
 
-from toolnexus_conformance.shim import process_tree
+from toolnexus_conformance.shim import fork_server, process_tree
 from toolnexus_conformance.shim.child import OUTSIDE_SIGNALS, ShimChild
-from toolnexus_conformance.shim.fork_server import STATUS, client_target
-from toolnexus_conformance.shim.process import ShimProcess
-from toolnexus_conformance.shim.session import ShimSession
+from toolnexus_conformance.shim.fork_server import STATUS
+from toolnexus_conformance.shim.launch import Launcher
+from toolnexus_conformance.shim.ports import ResolvedPort
 
+__all__ = ["ZYGOTE", "ForkedChild", "ForkedLauncher", "Zygote", "warm_ports", "zygote_command"]
+
+ZYGOTE = Path(__file__).resolve().with_name("zygote.py")
+READY_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 5.0
 # How often a thread that waits for the exit while another one reads the zygote's
 # connection looks again (only then: the reader wakes the others when it reads the status).
 WAIT_POLL_S = 0.05
-# The exit code the fork client gives when the zygote closed the connection without a status.
+# The exit code given when the zygote closed the connection without a status.
 NO_STATUS_EXIT = 1
 
 
@@ -86,8 +100,8 @@ class ForkedChild(ShimChild):
                 os.close(fd)
         # Buffered, as subprocess.Popen makes them: the transport reads lines off stdout.
         streams = _Streams(pid, open(near[0], "wb"), open(near[1], "rb"), open(near[2], "rb"))
-        # Only the streams are read from ``proc`` (shim_process, shim_session): the rest of
-        # ShimChild's use of its Popen is overridden below.
+        # Only the streams and the pid are read from ``proc`` (ShimProcess, ShimSession): the
+        # rest of ShimChild's use of its Popen is overridden below.
         self.proc = cast(Any, streams)
         self._pid = pid
         self._conn = conn
@@ -101,9 +115,6 @@ class ForkedChild(ShimChild):
 
     def exited(self, timeout: float = 0.0) -> bool:
         return self._wait(max(timeout, 0.0))
-
-    def _exited_now(self) -> bool:
-        return self._wait(0.0)
 
     def killed_from_outside(self) -> bool:
         return self._wait(0.0) and self._returncode < 0 and -self._returncode in OUTSIDE_SIGNALS
@@ -168,35 +179,117 @@ def _receive_int(conn: socket.socket) -> int | None:
     return value
 
 
-class ForkedShimSession(ShimSession):
-    """A session whose every process (spares too) the zygote forks straight onto its pipes;
-    its command (the fork client) starts one only when the zygote cannot be reached."""
-
-    def __init__(self, argv: Sequence[str], socket_path: str, args: Sequence[str], *,
-                 env: Mapping[str, str] | None = None, process: ShimProcess | None = None) -> None:
-        super().__init__(argv, env=env, process=process)
-        self._socket_path, self._args = socket_path, list(args)
-
-    def _forked(self) -> ForkedChild | None:
-        try:
-            return ForkedChild(self._socket_path, self._args, cwd=self.cwd, env=self.env)
-        except OSError:
-            return None  # the command (the fork client) starts it: it reaches the zygote, or says why not
-
-    def _spawn(self) -> ShimChild:
-        return self._forked() or super()._spawn()
-
-    def _take_spare(self) -> ShimChild | None:
-        return super()._take_spare() or self._forked()
+def zygote_command(argv: Sequence[str], socket_path: str) -> list[str]:
+    """The zygote of the Python shim ``argv`` (``PYTHON SCRIPT [ARG...]``) serving ``socket_path``."""
+    return [argv[0], str(ZYGOTE), socket_path, *argv[1:]]
 
 
-def session_for(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> ShimSession:
-    """A session for ``argv``: on forks straight from the zygote when ``argv`` is a fork
-    client's command (a warm reference port), otherwise an ordinary one. Neither keeps a
-    transcript: a search shows none, and its sessions serve every run of the search."""
-    process = ShimProcess(keep_transcript=False)
-    target = client_target(argv)
-    if target is None:
-        return ShimSession(argv, env=env, process=process)
-    socket_path, args = target
-    return ForkedShimSession(argv, socket_path, args, env=env, process=process)
+class Zygote:
+    """One zygote of a shim command: launched at once (it boots while the caller works on),
+    awaited on first use, stopped with its socket's folder."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        self.folder = tempfile.mkdtemp(prefix="tn-shims-")
+        self.socket_path = os.path.join(self.folder, "zygote.sock")
+        self.process: subprocess.Popen[bytes] | None = fork_server.launch(zygote_command(argv, self.socket_path), env=dict(env))
+        self._ready: bool | None = None  # None: not awaited yet
+
+    def serving(self) -> bool:
+        """Whether it serves, waiting for it to come up the first time (one that does not is stopped)."""
+        if self.process is None:
+            return False
+        if self._ready is None:
+            self._ready = fork_server.wait_ready(self.process, READY_TIMEOUT_S)
+        return self._ready and self.process.poll() is None
+
+    def stop(self) -> None:
+        """Stop it (it ends and reaps every shim it forked that still runs) and reap it."""
+        if self.process is not None:
+            fork_server.stop(self.process, STOP_TIMEOUT_S)
+            self.process = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ForkedLauncher(Launcher):
+    """Forks a session's shims from a zygote of its command: its own, launched on first
+    need, or a running one's at ``socket_path``; cold starts when none serves."""
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, socket_path: str = "") -> None:
+        self._argv = list(argv)
+        self._env = dict(os.environ if env is None else env)
+        self._shared = socket_path
+        self._zygote: Zygote | None = None
+        self._cold = False  # the zygote did not come up or went away: cold starts from then on
+
+    @property
+    def zygote(self) -> subprocess.Popen[bytes] | None:
+        """This launcher's own zygote process while it runs (None before, cold, or after close)."""
+        return None if self._zygote is None else self._zygote.process
+
+    def ahead(self, wanted: int, restarts: int) -> int:
+        if wanted > 0 or restarts > 0:
+            self._launch()  # boots meanwhile
+        return 0 if self._forks() else wanted  # a fork is ready at once: nothing idles ahead
+
+    def spawn(self, argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str] | None) -> ShimChild:
+        socket_path = self._socket()
+        if socket_path is not None:
+            try:
+                return ForkedChild(socket_path, argv[1:], cwd=cwd, env=env)
+            except OSError:
+                self._go_cold()  # gone since (killed): this start and the next ones are cold
+        return ShimChild(argv, cwd=cwd, env=env)
+
+    def close(self) -> None:
+        if self._zygote is not None:
+            self._zygote.stop()
+        self._zygote, self._cold = None, False
+
+    def _forks(self) -> bool:
+        return not self._cold and (bool(self._shared) or self._zygote is not None)
+
+    def _launch(self) -> None:
+        if self._zygote is None and not self._cold and not self._shared:
+            self._zygote = Zygote(self._argv, self._env)
+            if self._zygote.process is None:
+                self._go_cold()
+
+    def _socket(self) -> str | None:
+        """The serving zygote's socket; None: start cold (no zygote launched, or none serves)."""
+        if self._cold:
+            return None
+        if self._shared:
+            return self._shared
+        self._launch()
+        if self._zygote is None or not self._zygote.serving():
+            self._go_cold()
+            return None
+        return self._zygote.socket_path
+
+    def _go_cold(self) -> None:
+        self._cold = True
+        if self._zygote is not None:
+            self._zygote.stop()
+            self._zygote = None
+
+
+def warm_ports(ports: Sequence[ResolvedPort], stack: ExitStack,
+               meanwhile: Callable[[], object] | None = None) -> list[ResolvedPort]:
+    """Each of ``ports`` whose registry launch is ``forked`` with a zygote of its own that
+    ``stack`` stops, shared by every session made from the returned port (in this process or
+    in processes forked from it); the others as they are, and a port that has one already
+    too. The zygotes boot side by side; ``meanwhile`` runs while they do. A zygote that does
+    not come up leaves its port's shims cold."""
+    booting = [_boot(port, stack) for port in ports]
+    if meanwhile is not None:
+        meanwhile()
+    return [port if zygote is None or not zygote.serving() else dataclasses.replace(port, fork_server=zygote.socket_path)
+            for port, zygote in zip(ports, booting, strict=True)]
+
+
+def _boot(port: ResolvedPort, stack: ExitStack) -> Zygote | None:
+    if port.launch != "forked" or port.fork_server:
+        return None
+    zygote = Zygote(port.argv, {**os.environ, **port.env})
+    stack.callback(zygote.stop)
+    return zygote

@@ -3,6 +3,9 @@
 This module turns ``--port``/``--port-cmd``/``--port-src`` into a ready-to-start command
 line, running the port's build step first when it has one. A port the user asked for that
 cannot be built fails the run with the exact command that failed; it is never skipped.
+The registry also names each port's launch strategy (``launch``, :data:`LAUNCHES`), which a
+resolved port carries to whoever starts its shims (:mod:`toolnexus_conformance.shim.launchers`);
+``--port-cmd`` is always a plain subprocess.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ DEFAULT_TIMEOUT = 10.0
 # build succeeds: something the user should know about the shim it built (e.g. it will run
 # slower than it could, and why). The build helpers print it (builders.common.note).
 NOTE_PREFIX = "note: "
+# How a port's shims are started (``launch`` in the registry): a plain subprocess each, or
+# forked from a warm zygote of a Python shim's command (``PYTHON SCRIPT [ARG...]``).
+PLAIN, FORKED = "plain", "forked"
+LAUNCHES = (PLAIN, FORKED)
 
 
 class PortError(HarnessError):
@@ -48,6 +55,7 @@ class Port:
     # With --port-src, for a port a registry serves: how to build and start it from the checkout.
     src_build: tuple[tuple[str, ...], ...] = ()
     src_start: tuple[str, ...] = ()
+    launch: str = PLAIN  # how its shims are started (LAUNCHES)
 
     @property
     def takes_source(self) -> bool:
@@ -67,6 +75,10 @@ def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
     ports = {}
     for name, spec in raw.items():
+        launch = spec.get("launch", PLAIN)
+        if launch not in LAUNCHES:
+            raise PortError(f"{path.name}: port {name!r} has launch = {launch!r}; "
+                            f"a launch is one of: {', '.join(repr(k) for k in LAUNCHES)}")
         ports[name] = Port(
             name=name,
             language=spec.get("language", "?"),
@@ -81,6 +93,7 @@ def load_registry(path: Path = REGISTRY) -> dict[str, Port]:
             baseline=spec.get("baseline"),
             src_build=tuple(tuple(step) for step in spec.get("src_build", [])),
             src_start=tuple(spec.get("src_start", [])),
+            launch=launch,
         )
     return ports
 
@@ -108,6 +121,8 @@ class ResolvedPort:
     selector: str = ""  # the command-line options that select this port again (rerun hints)
     expectations_port: str = ""  # the `port` an expectations file for this port names
     build_notes: tuple[str, ...] = ()  # what the build steps said the user should know
+    launch: str = PLAIN  # how its shims are started: the registry's choice (LAUNCHES)
+    fork_server: str = ""  # forked: the socket of a running zygote its shims are forked from
 
     def __post_init__(self) -> None:
         if not self.expectations_port:
@@ -171,7 +186,8 @@ def resolve(
     argv = [part.format(**values) for part in start]
     # Absolute, so a rerun hint built from it works from any folder.
     selector = f"--port={name}" + (f" --port-src={shlex.quote(values['src'])}" if port_src else "")
-    return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name, tuple(notes))
+    return ResolvedPort(name, argv, timeout or port.timeout, env, selector, port.expectations or name, tuple(notes),
+                        launch=port.launch)
 
 
 def run_build_step(argv: list[str], env: dict[str, str], name: str) -> list[str]:

@@ -50,6 +50,7 @@ from toolnexus_conformance.helpers.jsonrpc import (
 )
 from toolnexus_conformance.shim.callbacks import HostHandler, PendingCall, answer_callback, answers_at_once
 from toolnexus_conformance.shim.child import ShimChild, exit_status
+from toolnexus_conformance.shim.launch import Launcher, PlainLauncher
 from toolnexus_conformance.shim.stdin import StdinWriter
 from toolnexus_conformance.shim.streams import Redactor, StderrTail, Transcript
 
@@ -108,16 +109,18 @@ class ShimProcess:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         spawned: ShimChild | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
-        """Start the shim; ``spawned`` is a process of this same command spawned ahead of
-        time (still running, never spoken to), taken over instead of spawning one now."""
+        """Start the shim through ``launcher`` (a plain subprocess by default); ``spawned``
+        is a process of this same command started ahead of time (still running, never
+        spoken to), taken over instead of starting one now."""
         if self._child is not None:
             raise ShimStartError("shim process already started; use restart()", **self._context())
         self._argv, self._cwd, self._env = list(argv), cwd, env
         # A fresh tail per process: a straggler drain thread of the old one cannot pollute it.
         self._stderr = StderrTail(self._stderr_limit, self.redactor)
         try:
-            self._child = child = spawned or ShimChild(self._argv, cwd=cwd, env=env)
+            self._child = child = spawned or (launcher or PlainLauncher()).spawn(self._argv, cwd=cwd, env=env)
         except (OSError, ValueError) as exc:
             raise ShimStartError(f"could not start the shim: {exc}", **self._context()) from None
         self._fatal, self._fatal_delivered, self._closing = None, False, False

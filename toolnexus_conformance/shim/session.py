@@ -7,6 +7,9 @@ is dead; the next call starts a fresh one and replays ``initialize`` (as Bowtie 
 another protocol version is refused once and for all — restarting cannot fix that.
 When deliberate restarts are expected (scenarios that resume in a fresh shim), the next
 processes are spawned ahead (spares), so a restart costs a handshake, not a shim's boot.
+How a process is started is the session's :class:`Launcher`'s (a plain subprocess unless
+the port registry chose another, :mod:`toolnexus_conformance.shim.launchers`); the launcher
+also says whether starting ahead pays (a fork from a warm process is ready at once).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from toolnexus_conformance.helpers.errors import (
 )
 from toolnexus_conformance.helpers.jsonrpc import ErrorCode, Params
 from toolnexus_conformance.shim.child import ShimChild
+from toolnexus_conformance.shim.launch import Launcher, PlainLauncher
 from toolnexus_conformance.shim.process import HostHandler, ShimProcess, Validator
 
 PROTOCOL_VERSION = 1
@@ -71,8 +75,10 @@ class ShimSession:
         restart_budget: int = DEFAULT_RESTART_BUDGET,
         validator: Validator | None = None,
         process: ShimProcess | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         self.argv = list(argv)
+        self.launcher = launcher if launcher is not None else PlainLauncher()
         self.cwd = cwd
         self.env = env
         self.start_timeout = start_timeout
@@ -117,7 +123,8 @@ class ShimSession:
         self._broken = True  # until the handshake succeeds
         self.starts += 1
         try:
-            self.process.start(self.argv, cwd=self.cwd, env=self.env, spawned=self._take_spare())
+            self.process.start(self.argv, cwd=self.cwd, env=self.env, spawned=self._take_spare(),
+                               launcher=self.launcher)
         except ShimStartError as exc:
             self._refused = exc
             raise
@@ -179,7 +186,7 @@ class ShimSession:
             self._stock_spares()
 
     def _stock_spares(self, at_least: int = 0) -> None:
-        wanted = max(at_least, min(SPARES_AHEAD, self._restarts_expected))
+        wanted = self.launcher.ahead(max(at_least, min(SPARES_AHEAD, self._restarts_expected)), self._restarts_expected)
         while self._refused is None and len(self._spares) < wanted:
             try:
                 self._spares.append(self._spawn())
@@ -187,8 +194,8 @@ class ShimSession:
                 return  # the start that needs one spawns (and reports) for itself
 
     def _spawn(self) -> ShimChild:
-        """A process of this session's command, spawned now."""
-        return ShimChild(self.argv, cwd=self.cwd, env=self.env)
+        """A process of this session's command, started now by its launcher."""
+        return self.launcher.spawn(self.argv, cwd=self.cwd, env=self.env)
 
     def _take_spare(self) -> ShimChild | None:
         while self._spares:
@@ -206,6 +213,7 @@ class ShimSession:
         self._restarts_expected = 0
         while self._spares:
             _discard(self._spares.pop())
+        self.launcher.close()  # after the shims: a forked one's exit comes through its zygote
 
     def __enter__(self) -> ShimSession:
         return self

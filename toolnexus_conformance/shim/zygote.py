@@ -1,14 +1,17 @@
-"""A warm start for the reference shim in a differential search:
-``python toolnexus_conformance/shim/zygote.py SOCKET SHIM [--no-relay]``.
+"""The warm process the reference shim is forked from (the ``forked`` launch,
+``shim/forked.py``): ``python toolnexus_conformance/shim/zygote.py SOCKET SHIM [--no-relay]``.
 
-A generated scenario that resumes in a restarted shim (``restartShim``) boots a fresh
-reference shim for each port, and a boot is ~0.1 s of CPU (the interpreter, asyncio,
-reference_py) against ~4 ms for serving a scenario: at ~3 restarts per 100 scenarios the
-boots cost a quarter of a search's CPU. This program imports the shim script ``SHIM`` once,
-does its warm-up, then serves as a fork server (``shim/fork_server.py``) on the Unix socket
-``SOCKET``: each child becomes the shim, exactly as ``python SHIM [--no-relay]`` would run
-(its ``main()``), a fresh process that has served nothing before. A conformance session's
-restarts of the reference shim are forked from it too (shim/warm_session.py).
+It loads the shim script ``SHIM`` once, does what the shim's first run would do on its way,
+applies the tunings that pay for a harness that starts and drives many reference shims, then
+serves as a fork server (``shim/fork_server.py``) on the Unix socket ``SOCKET``: each child
+runs the shim's ``main()`` exactly as ``python SHIM [--no-relay]`` would, a fresh process
+that has served nothing before, and ends with the fork server's ``os._exit`` once ``main()``
+returns (no interpreter teardown).
+
+The tuning lives here, in a process the harness owns, not in the shim a port author copies:
+reference_py's HTTP client becomes the fast one beside the shim (``shims/reference/fast_http``,
+installed through ``reference_py.transport``). What it is worth, and what the tunings left
+out would be, is in benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -23,16 +26,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script,
 from toolnexus_conformance.shim.fork_server import ForkServer  # noqa: E402
 
 
-def load_shim(path: str, args: list[str]) -> ModuleType:
-    """The shim script as a module, warmed up as its ``serve`` would before the first request."""
-    spec = importlib.util.spec_from_file_location("differential_warm_shim", path)
+def load_shim(path: str) -> ModuleType:
+    """The shim script as a module (its imports done), not yet serving."""
+    spec = importlib.util.spec_from_file_location("forked_reference_shim", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load the shim script {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    module.warm_up(relay="--no-relay" not in args)
     return module
+
+
+def tune(shim_path: str, args: list[str]) -> None:
+    """Apply the tuning to this process, which every forked shim inherits."""
+    sys.path.insert(0, str(Path(shim_path).resolve().parent))  # fast_http, beside the shim
+    import fast_http  # type: ignore[import-not-found]  # found on the path set above
+
+    fast_http.install()
+    if "--no-relay" not in args:
+        # What a relay client's first run imports; never for a no-relay shim, whose clients
+        # must run with the relay extension never imported.
+        import reference_py.relay  # noqa: F401
 
 
 def main(argv: list[str]) -> int:
@@ -40,11 +54,12 @@ def main(argv: list[str]) -> int:
         print("usage: shim/zygote.py SOCKET SHIM [shim arguments]", file=sys.stderr)
         return 2
     socket_path, shim_path, args = argv[1], argv[2], argv[3:]
-    shim = load_shim(shim_path, args)
+    shim = load_shim(shim_path)
+    tune(shim_path, args)
 
     def become(_: list[str]) -> int:
         sys.argv = [shim_path, *args]
-        shim.main()  # ends with os._exit once shutdown is answered
+        shim.main()
         return 0
 
     ForkServer(socket_path, become, name="reference shim").run()

@@ -19,9 +19,9 @@ import pytest
 from toolnexus_conformance.fake_provider import FakeProvider
 from toolnexus_conformance.helpers.errors import ShimError
 from toolnexus_conformance.run.counterparts import CounterpartRuns
+from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import ResolvedPort
 from toolnexus_conformance.shim.session import Handshake, ShimSession
-from toolnexus_conformance.shim.warm_session import shim_session
 from toolnexus_conformance.verdict.expectations import Expectations
 from toolnexus_conformance.verdict.pipeline import Result, Results, Tally
 from toolnexus_conformance.verdict.rules import Check, load_all
@@ -74,7 +74,7 @@ class ConformanceSession:
                 from toolnexus_conformance.shim.validation import validate_message
 
                 validator = validate_message
-            self._shim = shim_session(self.port.argv, env=self._env(), validator=validator)
+            self._shim = port_session(self.port, env=self._env(), validator=validator)
         return self._shim
 
     def start_shim_ahead(self) -> None:

@@ -1,4 +1,4 @@
-"""One TCP connection of reference_py's plain-HTTP client: an ``asyncio.Protocol`` with a
+"""One TCP connection of the fast HTTP client: an ``asyncio.Protocol`` with a
 receive buffer the response reader takes bytes from, every wait bounded by a timeout.
 
 It knows when it may be reused (idle, open, quiet, fresh: what httpcore checks before it
@@ -13,8 +13,8 @@ import contextlib
 import select
 from typing import cast
 
-from .http_errors import PlainHTTPError, ReadError, ReadTimeout, RemoteProtocolError, WriteError, WriteTimeout
-from .http_wire import HEAD_END
+from .errors import PlainHTTPError, ReadError, ReadTimeout, RemoteProtocolError, WriteError, WriteTimeout
+from .wire import HEAD_END
 
 KEEPALIVE_EXPIRY_S = 5.0  # httpx's default
 MAX_HEAD_BYTES = 100 * 1024  # h11's limit for a response head

@@ -1,10 +1,8 @@
-"""The errors of reference_py's plain-HTTP client, named as httpx's: the loop turns either
-kind into a ProviderError reading ``LLM request to URL failed: <class name>: <message>``, so
+"""The errors of the reference shim's fast HTTP client, named as httpx's: reference_py's loop
+turns either kind (installed with the client, see ``__init__.py``) into a ProviderError reading ``LLM request to URL failed: <class name>: <message>``, so
 the words stay the same whichever client made the request."""
 
 from __future__ import annotations
-
-import sys
 
 
 class PlainHTTPError(Exception):
@@ -46,10 +44,3 @@ class LocalProtocolError(PlainHTTPError):
 class DecodingError(PlainHTTPError):
     pass
 
-
-def is_http_error(exc: BaseException) -> bool:
-    """An error of the HTTP exchange itself (plain client or httpx), not of the caller."""
-    if isinstance(exc, PlainHTTPError):
-        return True
-    httpx = sys.modules.get("httpx")  # never imported here: an httpx error implies httpx is loaded
-    return httpx is not None and isinstance(exc, httpx.HTTPError)

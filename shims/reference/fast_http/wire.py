@@ -1,8 +1,8 @@
-"""HTTP/1.1 framing of reference_py's plain-HTTP client (``http_plain.py``): no I/O here.
+"""HTTP/1.1 framing of the fast HTTP client (``plain.py``): no I/O here.
 
 The plain client exists to spend less CPU per provider request than httpx, never to send or
 read anything differently: the fake provider records every request and the goldens come
-from this oracle, so a request must be the very one httpx sends and a response must be read
+from reference_py, so a request must be the very one httpx sends and a response must be read
 as httpx reads it. This module owns the message framing, each fact as httpx 0.28 / h11 has
 it (``tests/reference/test_http_plain_parity.py`` holds them against the installed httpx):
 
@@ -12,7 +12,7 @@ it (``tests/reference/test_http_plain_parity.py`` holds them against the install
   Content-Type, ``Host`` first; the JSON body encoded as httpx's ``json=`` encodes it;
 - the response head, its body framing and whether the connection stays open.
 
-The body's decoding and line splitting are ``http_text.py``'s.
+The body's decoding and line splitting are ``text.py``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .http_errors import LocalProtocolError, RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError
 
 # ------------------------------------------------------------------ URLs
 
@@ -114,19 +114,21 @@ def encode_json(body: object) -> bytes:
 
 
 def request_fields(
-    url: PlainURL, headers: dict[str, str], content_length: int, is_json: bool = True
+    url: PlainURL, headers: dict[str, str], content_length: int, is_json: bool = True, *, typed: bool = True
 ) -> list[tuple[bytes, bytes]]:
     """The header fields httpx sends for a ``json=`` POST, in its order: defaults, the
     caller's (replacing a default of the same name), Content-Length and Content-Type
     unless given; first Host and, without ``json``, Content-Length 0. Names and values are
-    ASCII, as httpx requires."""
+    ASCII, as httpx requires. ``typed`` false: a ``content=`` POST of bytes, for which httpx
+    adds Content-Length only."""
     given = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
     replaced = {name.lower() for name, _ in given}
     fields = [(name, value) for name, value in default_fields() if name.lower() not in replaced]
     fields += given
     present = {name.lower() for name, _ in fields}
     if is_json:  # the body's own headers come last, each unless given
-        for name, value in ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json")):
+        own = ((b"Content-Length", str(content_length).encode()), (b"Content-Type", b"application/json"))
+        for name, value in own if typed else own[:1]:
             if name.lower() not in present:
                 fields.append((name, value))
                 present.add(name.lower())

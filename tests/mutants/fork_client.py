@@ -1,6 +1,8 @@
-"""A process forked by a fork server: ``python -I -S shim/fork_client.py SOCKET [ARG...]``.
+"""A process forked by a fork server: ``python -I -S tests/mutants/fork_client.py SOCKET [ARG...]``.
 
-What the harness starts as a shim while a fork server (``shim/fork_server.py``) is up. It hands
+What a mutant kill run starts as its shim (``--port-cmd``, a plain subprocess to the harness)
+while the mutants' zygote (``shim_zygote.py`` on ``toolnexus_conformance/shim/fork_server.py``)
+is up. It hands
 its stdin, stdout and stderr, its arguments, environment and working folder to the server,
 which forks the child onto them; then it closes its own copies (so only the child holds the
 harness's pipes), waits for the child's wait status and ends the same way: the same exit
@@ -35,7 +37,7 @@ def receive_int(conn: _socket.socket) -> int | None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: shim/fork_client.py SOCKET [ARG...]", file=sys.stderr)
+        print("usage: fork_client.py SOCKET [ARG...]", file=sys.stderr)
         return 2
     request = json.dumps({"argv": argv[2:], "env": dict(os.environ), "cwd": os.getcwd()}).encode() + b"\n"
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)

@@ -1,4 +1,4 @@
-"""A response body as the §8 loop reads it from reference_py's plain-HTTP client, each step
+"""A response body as the §8 loop reads it from the fast HTTP client, each step
 as httpx 0.28 does it: Content-Encoding undone (gzip, deflate), the charset of Content-Type
 (UTF-8 by default, undecodable bytes replaced), and ``aiter_lines``' line splitting, which
 is ``str.splitlines`` of the whole text (``\\n``, ``\\r\\n``, ``\\r`` and the other Unicode
@@ -11,8 +11,8 @@ import codecs
 import re
 import zlib
 
-from .http_errors import DecodingError
-from .http_wire import ResponseHead
+from .errors import DecodingError
+from .wire import ResponseHead
 
 
 class ContentDecoder:

@@ -1,12 +1,12 @@
-"""reference_py's plain-HTTP client: HTTP/1.1 over asyncio for ``http://`` provider URLs.
+"""The fast HTTP client: HTTP/1.1 over asyncio for ``http://`` provider URLs.
 
 httpx (with httpcore, h11 and anyio beneath it) costs several times this client's CPU per
-loopback request, and its imports per process (benchmarks/http_client_cost.py); the conformance harness drives thousands of provider
-requests through short-lived reference shims. ``PlainHTTPClient`` is the part of
+loopback request (benchmarks/http_client_cost.py), and a differential search drives
+thousands of provider requests through the reference shims. ``PlainHTTPClient`` is the part of
 ``httpx.AsyncClient`` the §8 loop uses (``post``, ``stream``, ``aclose``; a response's
 ``status_code``, ``is_success``, ``text``, ``json()``, ``aread()``, ``aiter_lines()``),
 sending the very requests httpx sends and reading responses as httpx reads them (the facts
-live in ``http_wire.py`` and ``http_text.py``). A URL it cannot send exactly as httpx would (``https://``, user
+live in ``wire.py`` and ``text.py``). A URL it cannot send exactly as httpx would (``https://``, user
 info, a query, an unusual path) goes to an httpx client made on first use.
 
 Connections are kept alive per origin, at most 20 idle and each for at most 5 s idle
@@ -28,10 +28,10 @@ import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .http_connection import Connection, NoResponse, Origin
-from .http_errors import ConnectError, ConnectTimeout, RemoteProtocolError
-from .http_text import ContentDecoder, TextLines, decode_text, text_encoding
-from .http_wire import (
+from .connection import Connection, NoResponse, Origin
+from .errors import ConnectError, ConnectTimeout, RemoteProtocolError
+from .text import ContentDecoder, TextLines, decode_text, text_encoding
+from .wire import (
     PlainURL,
     ResponseHead,
     encode_json,
@@ -197,17 +197,17 @@ class PlainHTTPClient:
 
     def _httpx(self) -> Any:
         if self._fallback is None:
-            from .loop import new_http_client  # httpx is imported only for such a URL
+            from reference_py.transport import httpx_client  # httpx is imported only for such a URL
 
-            self._fallback = new_http_client()
+            self._fallback = httpx_client()
         return self._fallback
 
-    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> Any:
-        """POST ``json`` and read the whole response."""
+    async def post(self, url: str, *, json: Any = None, content: bytes | None = None, headers: dict[str, str]) -> Any:
+        """POST ``json``, or the bytes ``content``, and read the whole response."""
         target = plain_url(url)
         if target is None:
-            return await self._httpx().post(url, json=json, headers=headers)
-        response = await self._send("POST", target, json, headers)
+            return await self._httpx().post(url, json=json, content=content, headers=headers)
+        response = await self._send("POST", target, json, headers, content)
         try:
             await response.aread()
         finally:
@@ -215,22 +215,29 @@ class PlainHTTPClient:
         return response
 
     @contextlib.asynccontextmanager
-    async def stream(self, method: str, url: str, *, json: Any, headers: dict[str, str]) -> AsyncIterator[Any]:
-        """Send the request; the response's body is read by the caller inside the block."""
+    async def stream(self, method: str, url: str, *, json: Any = None, content: bytes | None = None,
+                     headers: dict[str, str]) -> AsyncIterator[Any]:
+        """Send the request (``json``, or the bytes ``content``); the response's body is read
+        by the caller inside the block."""
         target = plain_url(url)
         if target is None:
-            async with self._httpx().stream(method, url, json=json, headers=headers) as response:
+            async with self._httpx().stream(method, url, json=json, content=content, headers=headers) as response:
                 yield response
             return
-        response = await self._send(method, target, json, headers)
+        response = await self._send(method, target, json, headers, content)
         try:
             yield response
         finally:
             await response.aclose()
 
-    async def _send(self, method: str, url: PlainURL, body: Any, headers: dict[str, str]) -> PlainResponse:
-        content = encode_json(body)
-        fields = request_fields(url, headers, len(content), is_json=body is not None)
+    async def _send(self, method: str, url: PlainURL, body: Any, headers: dict[str, str],
+                    raw: bytes | None = None) -> PlainResponse:
+        if raw is None:
+            content = encode_json(body)
+            fields = request_fields(url, headers, len(content), is_json=body is not None)
+        else:
+            content = raw
+            fields = request_fields(url, headers, len(content), is_json=bool(content), typed=False)
         keep = not any(name.lower() == b"connection" and b"close" in value.lower() for name, value in fields)
         request = (method, url, fields, content, keep)
         conn = self._reused((url.host, url.port))
