@@ -1,9 +1,10 @@
 """The differential generator's decisions, read in plain Python from one hypothesis draw.
 
-A scenario is decided by ~60 choices (which tools, which calls, which wire shapes, which
-host). Drawn one hypothesis draw each, the drawing cost more than running the scenario's
-judge; so :func:`toolnexus_conformance.differential.search.scenarios` draws one fixed-size
-byte string (:data:`SPEC`) and builds the scenario from it here, with no further draw.
+A scenario is decided by dozens of choices (which tools, which calls, which wire shapes,
+which host), and a hypothesis draw costs the same whatever it draws; so
+:func:`toolnexus_conformance.differential.search.scenarios` draws one fixed-size byte
+string (:data:`SPEC`) and builds the scenario from it here, with no further draw (the
+figures: benchmarks/README.md, "Figures behind mechanisms").
 
 **Defaults first.** :meth:`Choices.pick` maps a byte onto its options by scale, so byte 0
 is the first option (the plain case) and a lower byte an earlier option: hypothesis shrinks
@@ -17,6 +18,11 @@ of one part does not reshuffle the rest.
 
 **Determinism.** The bytes are all there is: the same seed draws the same bytes and so the
 same scenarios, whatever ran before.
+
+**Shrinking.** Bytes that decide nothing (past what a region reads) shrink to zeros without
+changing the scenario: a search looks a scenario it ran up by its canonical JSON rather
+than running it again (differential/ahead.py, :func:`minimal_difference
+<toolnexus_conformance.differential.search.minimal_difference>`).
 """
 
 from __future__ import annotations

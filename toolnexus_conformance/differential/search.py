@@ -1,7 +1,7 @@
 """Differential runs: generated scenarios, run through two ports, compared observable by observable.
 
 This module owns (a) a hypothesis strategy, :func:`scenarios`, that builds small valid
-scenario dicts (one or two tool turns mixing native behaviours and, as the ports' shared
+scenario dicts from one drawn byte string (differential/choices.py) (one or two tool turns mixing native behaviours and, as the ports' shared
 :class:`Features` allow, relay tools, beforeTool/afterTool hooks, a raising waitFor, and a
 durable halt resumed with a drawn Answer, possibly in a restarted shim, and stored
 histories; then a final text turn; each turn possibly put on the wire differently, with
@@ -468,9 +468,16 @@ def search_settings(examples: int) -> settings:
 def minimal_difference(port_a: Endpoint, port_b: Endpoint, *, features: Features, examples: int,
                        provider: FakeProvider | None = None) -> dict[str, Any] | None:
     """The smallest generated scenario on which the ports differ, or None if none was found."""
+    seen: dict[bytes, bool] = {}  # by canonical JSON: a shrink meets one scenario from many byte strings
+
+    def differs(scenario: dict[str, Any]) -> bool:
+        key = canonical(scenario)
+        if key not in seen:
+            seen[key] = bool(differ(port_a, port_b, scenario, provider=provider))
+        return seen[key]
+
     try:
-        return find(scenarios(features), lambda s: bool(differ(port_a, port_b, s, provider=provider)),
-                    settings=search_settings(examples))
+        return find(scenarios(features), differs, settings=search_settings(examples))
     except NoSuchExample:
         return None
 
