@@ -47,6 +47,7 @@ REGIONS: dict[str, int] = {
     "host": 40,  # waitFor answers, raise, hold and order; or the resume or rerun
     "delays": 8,
     "store": 4,
+    "metadata": 4,  # each native reply's or fail's metadata (capability resultMetadata)
 }
 _OFFSETS: dict[str, int] = {}
 _at = 0

@@ -86,11 +86,20 @@ class Features:
     hooks: bool = False
     store: bool = False
     register: bool = False
+    result_metadata: bool = False  # capability resultMetadata
 
     @classmethod
     def shared_by(cls, *shims: ShimSession) -> Features:
         caps = [set(shim.ensure_alive().capabilities) for shim in shims]
-        return cls(**{name: all(name in c for c in caps) for name in ("relay", "resume", "hooks", "store", "register")})
+        return cls(**{field: all(name in c for c in caps) for field, name in _CAPABILITIES.items()})
+
+
+_CAPABILITIES = {"relay": "relay", "resume": "resume", "hooks": "hooks", "store": "store", "register": "register",
+                 "result_metadata": "resultMetadata"}
+# Metadata a reply or fail may carry (resultMetadata): host data, a null pending, a pending
+# that is no Request; each leaves the result ordinary (susp.pending-marker). None first:
+# most results carry none, and a shrink drops it.
+_METADATA = (None,) * 9 + ({"cache": "hit"}, {"pending": None}, {"pending": {"status": "queued", "since": "2026-11-30"}})
 
 
 @functools.cache
@@ -103,13 +112,19 @@ def _behaviours(name: str) -> tuple[dict[str, Any], ...]:
             {"suspend": request, "then": {"replyWithAnswerOutput": True}}, always, always)
 
 
-def _tool(choices: Region, name: str, relay: bool) -> dict[str, Any]:
+def _tool(choices: Region, name: str, relay: bool, metadata: Region | None = None) -> dict[str, Any]:
+    """A tool of ``name``; ``metadata``: where a native reply or fail picks metadata of its
+    own (None: the ports do not share resultMetadata)."""
     tool: dict[str, Any] = {"name": name, "description": f"The {name} tool",
                             "schema": {"type": "object", "properties": {k: {"type": "string"} for k in ARG_KEYS}}}
     if relay:
         tool["relay"] = True
-    else:
-        tool["behaviour"] = copy_json(choices.pick(_behaviours(name)))
+        return tool
+    behaviour = tool["behaviour"] = copy_json(choices.pick(_behaviours(name)))
+    if metadata is not None and ("reply" in behaviour or "fail" in behaviour):
+        extra = metadata.pick(_METADATA)
+        if extra is not None:
+            behaviour["metadata"] = copy_json(extra)
     return tool
 
 
@@ -151,7 +166,8 @@ def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
     built = construction(toolkit, natives, relays, relay=features.relay, register=features.register)
     natives, relays = built["natives"], built["relays"]
     behaviours = choices.region("behaviours")
-    tools = [_tool(behaviours, n, False) for n in natives] + [_tool(behaviours, n, True) for n in relays]
+    metadata = choices.region("metadata") if features.result_metadata else None
+    tools = [_tool(behaviours, n, False, metadata) for n in natives] + [_tool(behaviours, n, True) for n in relays]
     style = shape.pick(("openai", "anthropic"))
     entry = shape.pick(("run", "stream", "ask"))
     turns: list[dict[str, Any]] = []
@@ -171,6 +187,9 @@ def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
         "styles": [style], "entries": [entry], "requires": _requires(relays, hooks),
         "relayFree": not relays, "toolkit": {"tools": tools}, "prompt": "Please use the tools.", "turns": turns,
     }
+    if any("metadata" in t.get("behaviour", {}) for t in tools):
+        scenario["requires"] = sorted({*scenario["requires"], "resultMetadata"})
+        scenario["rules"].append("susp.pending-marker")
     if built["client"]:
         scenario["client"] = built["client"]
         scenario["rules"] += built["client_rules"]
