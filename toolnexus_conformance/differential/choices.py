@@ -48,6 +48,7 @@ REGIONS: dict[str, int] = {
     "delays": 8,
     "store": 4,
     "metadata": 4,  # each native reply's or fail's metadata (capability resultMetadata)
+    "question": 8,  # where builtins are on: a call of the builtin question in each tool turn, its answer
 }
 _OFFSETS: dict[str, int] = {}
 _at = 0

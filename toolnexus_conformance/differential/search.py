@@ -94,6 +94,14 @@ class Features:
         return cls(**{field: all(name in c for c in caps) for field, name in _CAPABILITIES.items()})
 
 
+QUESTION = "question"  # the builtin question tool (susp.question-kind), called where builtins are on
+_QUESTION_ARGUMENTS = (
+    '{"questions": [{"question": "For how many people?", "options": ["2", "4", "6"]}]}',
+    '{"questions": [{"question": "Inside or outside?", "options": ["inside", "outside"]}, {"question": "What time?", "header": "Time"}]}',
+)
+# What a host answers a question with (its id is generated, so under the fallback key "*").
+_QUESTION_ANSWERS = ({"ok": True, "data": {"answers": ["4"]}}, {"ok": True, "data": {"answers": ["inside", "8 pm"]}},
+                     {"ok": False, "reason": "declined"})
 _CAPABILITIES = {"relay": "relay", "resume": "resume", "hooks": "hooks", "store": "store", "register": "register",
                  "result_metadata": "resultMetadata"}
 # Metadata a reply or fail may carry (resultMetadata): host data, a null pending, a pending
@@ -171,11 +179,25 @@ def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
     style = shape.pick(("openai", "anthropic"))
     entry = shape.pick(("run", "stream", "ask"))
     turns: list[dict[str, Any]] = []
+    questions = choices.region("question")
+    builtins_on = built["builtins"] is True and not built["refused"]
+    asked = ghosted = False
     for t in range(shape.integer(1, 2)):
         region = choices.region(f"turn{t}")
         called = region.take(24)
-        names = with_undeclared(called, called.some(natives + relays, 1, 4)) if tools else [UNDECLARED_NAME]
-        calls = [{"id": f"call_{t}_{i}", "name": n, "arguments": called.pick(called.pick(_arguments()))}
+        names = called.some(natives + relays, 1, 4) if tools else [UNDECLARED_NAME]
+        asking = questions.take(3)
+        # a question and an undeclared call stay apart: loop.undeclared-tool-call's check
+        # takes a called builtin for an undeclared tool
+        if builtins_on and not ghosted and asking.chance(1, 3):
+            at = asking.integer(0, len(names))
+            names = [*names[:at], QUESTION, *names[at:]]
+        elif tools and not (asked and builtins_on):
+            names = with_undeclared(called, names)
+        asked = asked or QUESTION in names
+        ghosted = ghosted or UNDECLARED_NAME in names
+        calls = [{"id": f"call_{t}_{i}", "name": n,
+                  "arguments": asking.pick(_QUESTION_ARGUMENTS) if n == QUESTION else called.pick(called.pick(_arguments()))}
                  for i, n in enumerate(names)]
         turns.append(_with_wire(region, {"toolCalls": calls, "usage": {"input": 10 + t, "output": 5}}, style))
     turns.append(_with_wire(choices.region("final"), {"text": "All done. ☕", "usage": {"input": 30, "output": 7}}, style))
@@ -187,9 +209,16 @@ def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
         "styles": [style], "entries": [entry], "requires": _requires(relays, hooks),
         "relayFree": not relays, "toolkit": {"tools": tools}, "prompt": "Please use the tools.", "turns": turns,
     }
+    # Each cited only where its check reads the generated shape right (a check judges any
+    # scenario for reach, cited or not): the question where it is the first suspension (an
+    # earlier one halts the run before its Request surfaces), metadata where nothing suspends
+    # (a halt keeps the result from the provider).
+    first = _first_suspending(turns, {t["name"]: t for t in tools}, hooks)
+    if first is not None and first[1][0]["name"] == QUESTION:
+        scenario["rules"] += ["susp.question-kind", "susp.question-output-format"]
     if any("metadata" in t.get("behaviour", {}) for t in tools):
         scenario["requires"] = sorted({*scenario["requires"], "resultMetadata"})
-        scenario["rules"].append("susp.pending-marker")
+        scenario["rules"] += ["susp.pending-marker"] if first is None else []
     if built["client"]:
         scenario["client"] = built["client"]
         scenario["rules"] += built["client_rules"]
@@ -201,6 +230,8 @@ def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
         pass
     elif hosting.chance(1, 2):  # in-process: the host answers every suspension itself
         host["waitFor"] = {"answers": _answers(hosting.take(16), tools, turns)}
+        if any(c["name"] == QUESTION for turn in turns for c in turn.get("toolCalls", [])):
+            host["waitFor"]["answers"]["*"] = copy_json(questions.pick(_QUESTION_ANSWERS))
         # A raise aborts the run mid-turn: whatever else that turn does (a second suspension
         # reaching waitFor, another call's afterTool hook or reply) races the abort, so it
         # happens or not by timing, not behaviour (measured: a ghost_tool's afterTool seen in
@@ -210,7 +241,7 @@ def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
         if raising:
             host["waitFor"]["raise"] = True
             scenario["expect"] = {"error": "run"}  # so a check calls the abort expected, not a port error
-        elif first is not None:
+        elif first is not None and all(c["name"] != QUESTION for c in first[1]):  # a hold orders answers by key
             hold = hold_until(hosting, len(first[1]))
             if hold is not None:
                 host["waitFor"]["holdUntil"] = hold
@@ -273,6 +304,8 @@ def _hook_rule(choices: Region, name: str) -> dict[str, Any]:
 
 
 def _suspends(call: dict[str, Any], tools: dict[str, dict[str, Any]], hooks: dict[str, Any]) -> bool:
+    if call["name"] == QUESTION:  # only ever called where builtins are on: it asks first
+        return True
     tool = tools.get(call["name"])
     if tool is None:  # an undeclared tool never runs, so never suspends
         return False
@@ -377,8 +410,8 @@ def _native_placeholder(scenario: dict[str, Any], halted: int, call: dict[str, A
     for rule in hooks.get("beforeTool", []):
         if rule["tool"] == call["name"] and "suspend" in rule:
             return str(rule["suspend"]["prompt"])
-    tool = next(t for t in scenario["toolkit"]["tools"] if t["name"] == call["name"])
-    if tool.get("relay"):
+    tool = next((t for t in scenario["toolkit"]["tools"] if t["name"] == call["name"]), None)
+    if tool is None or tool.get("relay"):  # a builtin question's prompt is the port's rendering
         return None
     behaviour = tool["behaviour"]
     return str((behaviour.get("suspend") or behaviour["alwaysSuspend"])["prompt"])
