@@ -1,7 +1,7 @@
 """Differential runs: generated scenarios, run through two ports, compared observable by observable.
 
 This module owns (a) a hypothesis strategy, :func:`scenarios`, that builds small valid
-scenario dicts from one drawn byte string (differential/choices.py) (one or two tool turns mixing native behaviours and, as the ports' shared
+scenario dicts from one drawn byte string (:func:`scenario_from`, differential/choices.py) (one or two tool turns mixing native behaviours and, as the ports' shared
 :class:`Features` allow, relay tools, beforeTool/afterTool hooks, a raising waitFor, and a
 durable halt resumed with a drawn Answer, possibly in a restarted shim, and stored
 histories; then a final text turn; each turn possibly put on the wire differently, with
@@ -165,7 +165,7 @@ def _answer(choices: Region, output: str, relay_call: str | None) -> dict[str, A
     ]))
 
 
-def _scenario(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
+def scenario_from(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
     """The scenario ``spec`` (differential/choices.py) decides: a fresh dict, shared with nothing."""
     choices = Choices(spec)
     shape, toolkit = choices.region("shape"), choices.region("toolkit")
@@ -458,7 +458,7 @@ def scenarios(features: Features = Features(), *, judged: bool = False) -> st.Se
     citing every rule whose check can judge them (differential_draws.judged_rules). Drawn
     without hypothesis's local-module constants (hypothesis_isolation), so a seed alone
     decides the stream."""
-    return isolated(SPEC).map(functools.partial(_scenario, features=features, judged=judged))
+    return isolated(SPEC).map(functools.partial(scenario_from, features=features, judged=judged))
 
 
 def canonical(data: dict[str, Any]) -> bytes:
