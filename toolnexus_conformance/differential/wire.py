@@ -19,6 +19,7 @@ import itertools
 from typing import Any
 
 from toolnexus_conformance.differential.choices import Region
+from toolnexus_conformance.helpers.json_copy import copy_json
 
 UNDECLARED_NAME = "ghost_tool"
 # argument values with multi-byte UTF-8, so a split inside one is possible
@@ -95,7 +96,7 @@ def turn_extra(choices: Region, style: str) -> dict[str, Any]:
     if not anything:
         return extra
     if style == "openai" and styled is not None:
-        extra["extraMessageKeys"] = dict(styled)
+        extra["extraMessageKeys"] = copy_json(styled)  # the table's lists stay the table's
     if style == "anthropic" and styled:
         extra["extraBlocks"] = [{"type": "thinking", "thinking": "The tools answer this. ☕", "signature": "sig-generated"}]
     if response_keys:
