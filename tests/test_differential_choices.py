@@ -92,3 +92,20 @@ def test_metadata_and_questions_are_drawn_where_both_ports_have_them() -> None:
     for seed in range(40):
         scenario = scenario_from(Random(seed).randbytes(SPEC_SIZE), without, False)
         assert all("metadata" not in t.get("behaviour", {}) for t in scenario["toolkit"]["tools"])
+
+
+def _containers(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+def test_two_scenarios_share_no_container() -> None:
+    rng = Random(3)
+    for _ in range(300):
+        spec = rng.randbytes(SPEC_SIZE)
+        one, two = scenario_from(spec, ALL, True), scenario_from(spec, ALL, True)
+        shared = {id(c) for c in _containers(one)} & {id(c) for c in _containers(two)}
+        assert not shared, f"two scenarios share {[c for c in _containers(one) if id(c) in shared][:3]}"
