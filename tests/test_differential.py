@@ -292,7 +292,7 @@ def test_a_raising_waitfor_is_generated_only_where_the_halting_turn_has_one_call
     from toolnexus_conformance.differential.search import _first_suspending
 
     # The first 400 scenarios of the stream the searches above draw (a 1000-example search's;
-    # 17 raising waitFors in them), shared with test_differential_known's store test.
+    # 9 raising waitFors in them), shared with test_differential_known's store test.
     raising = [s for s in generated_streams.every(ALL, 400) if s.get("host", {}).get("waitFor", {}).get("raise")]
     assert raising, "no raising waitFor generated in 400 scenarios"
     for scenario in raising:

@@ -34,7 +34,7 @@ def test_a_shared_stream_hands_out_what_find_returns(tmp_path: Path, monkeypatch
     assert [generated_streams.first(Features(), w) for w in wanted] == expected, "read from the file: not find's"
     # Whatever the stream holds: each is the stream's first wanted scenario, and the three took
     # the three paths (drawn this far; drawn again further; read from what was drawn).
-    stream = generated_streams.every(Features(), 12)
+    stream = generated_streams.every(Features(), 40)
     at = [next(i for i, s in enumerate(stream) if w(s)) for w in wanted]
     assert [stream[i] for i in at] == expected, "first() is not the stream's first wanted scenario"
     assert at[0] < at[1] and at[2] < at[1], f"the wanted scenarios sit at {at}: they no longer take the three paths"

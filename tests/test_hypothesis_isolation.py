@@ -58,8 +58,8 @@ def test_a_draw_puts_hypothesis_s_hooks_back_as_they_were() -> None:
     assert providers._get_local_constants() is hooks[0]()
 
 
-# The generator's strategy factories are cached (toolnexus_conformance/differential/search.py): a cached strategy
-# must draw what a fresh one draws, whatever was drawn, imported or edited before.
+# The generator's option tables are cached (toolnexus_conformance/differential/search.py, wire.py, contract.py):
+# a scenario built from them must be what a fresh interpreter builds, whatever was drawn, imported or edited before.
 # A fresh interpreter computes the same digest with the very function below.
 STREAM_SCRIPT = "import sys; sys.path.insert(0, 'tests'); from test_hypothesis_isolation import _stream_digest; print(_stream_digest())"
 
@@ -81,7 +81,7 @@ def _stream_digest() -> str:
 
 @pytest.mark.slow
 def test_a_fresh_interpreter_and_a_warm_one_draw_the_same_stream() -> None:
-    """The strategy caches warmed by other draws (other features, judged scenarios, mutated
+    """The option tables warmed by other draws (other features, judged scenarios, mutated
     results) change nothing: this process's stream equals a fresh interpreter's."""
     fresh = subprocess.run([sys.executable, "-c", STREAM_SCRIPT], cwd=Path(__file__).resolve().parents[1],
                            capture_output=True, text=True, timeout=300)
@@ -102,4 +102,4 @@ def test_a_fresh_interpreter_and_a_warm_one_draw_the_same_stream() -> None:
             pass
     assert _stream_digest() == fresh.stdout.strip(), (
         "the generated stream changed after earlier draws (another feature set, judged scenarios, a consumer "
-        "editing its scenarios): a cached strategy hands out state shared between draws")
+        "editing its scenarios): a cached option table hands out state shared between scenarios")

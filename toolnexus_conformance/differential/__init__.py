@@ -8,6 +8,7 @@ failures and the finds it writes. :mod:`.search` is the core the other modules b
 __all__ = [
     "ahead",
     "backend",
+    "choices",
     "cli",
     "contract",
     "draws",

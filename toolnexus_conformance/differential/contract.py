@@ -1,7 +1,7 @@
 """What the differential generator draws beyond well-formed happy paths: the contract's
 error paths, its construction guards and hosts that observe concurrency.
 
-Every draw here takes the plain case first, so hypothesis shrinks a variation away when it
+Every choice here takes the plain case first (differential/choices.py), so hypothesis shrinks a variation away when it
 is not what makes a port differ, and each returns the rules the scenario then cites (so a
 find written as a fixture is judged on them).
 
@@ -45,8 +45,7 @@ import itertools
 import json
 from typing import Any
 
-from hypothesis import strategies as st
-
+from toolnexus_conformance.differential.choices import Region
 from toolnexus_conformance.scenario.declarations import BUILTIN_NAMES
 
 # Builtin names a generated tool may take: the ones every port has (SPEC.md decl.builtin-names).
@@ -60,29 +59,26 @@ WRONG_ANSWER_ID = "answer-for-another-request"
 CONSTRUCTIONS = ("plain",) * 10 + ("builtins", "native-builtin", "relay-builtin", "duplicate", "register-new",
                                    "register-present", "register-native-builtin", "register-relay-builtin", "empty")
 _SYSTEM_PROMPTS = (None, None, None, "You are terse. Antworte kurz ☕")
-# The construction and the system prompt, drawn at once (one draw costs as much whatever it draws).
-_CONSTRUCTION = st.sampled_from(list(itertools.product(CONSTRUCTIONS, _SYSTEM_PROMPTS)))
-_BUILTIN = st.sampled_from(BUILTINS_TAKEN)
-_BUILTINS_ON = st.sampled_from([False, True, None])  # None: the key absent (off)
-# The resume's Answer id and the transcript it resumes from, drawn at once.
-_RESUME_ERRORS = st.sampled_from(list(itertools.product(["$pending.id"] * 8 + ["wrong", "stale"],
-                                                        [None] * 16 + ["empty", "no-calls", "answered", "completed"]
-                                                        + ["foreign"] * 6)))
-_STORED_KIND = st.sampled_from(["plain", "plain", "foreign", "halted"])
-_HOLD = st.sampled_from([False, True])
+# The construction and the system prompt, picked at once.
+_CONSTRUCTION = tuple(itertools.product(CONSTRUCTIONS, _SYSTEM_PROMPTS))
+_BUILTINS_ON = (False, True, None)  # None: the key absent (off)
+# The resume's Answer id and the transcript it resumes from, picked at once.
+_RESUME_ERRORS = tuple(itertools.product(["$pending.id"] * 8 + ["wrong", "stale"],
+                                         [None] * 16 + ["empty", "no-calls", "answered", "completed"] + ["foreign"] * 6))
+_STORED_KIND = ("plain", "plain", "foreign", "halted")
 
 
 def _schema() -> dict[str, Any]:
     return {"type": "object", "properties": {"zone": {"type": "string"}}}
 
 
-def construction(draw: st.DrawFn, natives: list[str], relays: list[str], *, relay: bool,
+def construction(choices: Region, natives: list[str], relays: list[str], *, relay: bool,
                  register: bool) -> dict[str, Any]:
     """Which construction case the scenario builds: ``kind``, the renamed names lists,
     ``builtins`` (True/False/None), ``register`` (tools to register at runtime) and
     ``refused`` (the toolkit must be refused); and ``client`` (maybe a system prompt). Cases
     a port's features cannot carry fall back to the plain toolkit."""
-    kind, system = draw(_CONSTRUCTION)
+    kind, system = choices.pick(_CONSTRUCTION)
     client = {"systemPrompt": system} if system else {}
     if kind.startswith("register") and not register or kind.endswith("relay-builtin") and not relay:
         kind = "plain"
@@ -91,17 +87,17 @@ def construction(draw: st.DrawFn, natives: list[str], relays: list[str], *, rela
                            "client_rules": ["loop.system-prompt"] if client else []}
     if kind == "plain":
         return out
-    out["builtins"] = draw(_BUILTINS_ON)
+    out["builtins"] = choices.pick(_BUILTINS_ON)
     if kind == "empty":  # no tool at all: every call is of an undeclared tool
         out.update(natives=[], relays=[], builtins=False, rules=["loop.tools-omitted-when-empty"])
     elif kind == "builtins":
         out["builtins"] = True
         out["rules"] = ["decl.builtin-names"]
     elif kind == "native-builtin":
-        out["natives"][0] = draw(_BUILTIN)
+        out["natives"][0] = choices.pick(BUILTINS_TAKEN)
         out["rules"] = ["relay.non-relay-may-shadow"]
     elif kind == "relay-builtin":
-        name = draw(_BUILTIN)
+        name = choices.pick(BUILTINS_TAKEN)
         out["relays"] = [name, *relays[1:]] if relays else [name]
         out["refused"] = True
         out["rules"] = ["relay.collision-guard"]
@@ -109,16 +105,16 @@ def construction(draw: st.DrawFn, natives: list[str], relays: list[str], *, rela
         out["duplicate"] = (natives + relays)[0]
         out["rules"] = ["decl.order"]
     elif kind == "register-new":
-        out["register"] = [_registered(REGISTERED_RELAY if relay and draw(_HOLD) else REGISTERED_NATIVE)]
+        out["register"] = [_registered(REGISTERED_RELAY if relay and choices.chance(1, 2) else REGISTERED_NATIVE)]
         out["rules"] = ["decl.runtime-register"]
     elif kind == "register-present":
-        out["register"] = [_registered(natives[0], relay=relay and draw(_HOLD))]
+        out["register"] = [_registered(natives[0], relay=relay and choices.chance(1, 2))]
         out["rules"] = ["decl.runtime-register"]
     elif kind == "register-native-builtin":
-        out["register"] = [_registered(draw(_BUILTIN))]
+        out["register"] = [_registered(choices.pick(BUILTINS_TAKEN))]
         out["rules"] = ["decl.runtime-register"]
     else:  # register-relay-builtin: refused by the reference; a spec gap (advisory) for the ports
-        out["register"] = [_registered(draw(_BUILTIN), relay=True)]
+        out["register"] = [_registered(choices.pick(BUILTINS_TAKEN), relay=True)]
         out["refused"] = True
         out["rules"] = ["relay.collision-guard-register"]
     return out
@@ -162,9 +158,9 @@ def needs_declarations(scenario: dict[str, Any]) -> bool:
         or any(t["name"] in BUILTIN_NAMES for t in toolkit["tools"])
 
 
-def resume_errors(draw: st.DrawFn) -> tuple[str, str | None]:
-    """The resume's error-path draws at once: the Answer id's kind and the history's kind."""
-    return draw(_RESUME_ERRORS)
+def resume_errors(choices: Region) -> tuple[str, str | None]:
+    """The resume's error-path choices at once: the Answer id's kind and the history's kind."""
+    return choices.pick(_RESUME_ERRORS)
 
 
 def resume_answer_id(kind: str, halted_tool: str, tools: list[str]) -> tuple[str, bool]:
@@ -228,13 +224,13 @@ def _call_turn(style: str, calls: list[dict[str, Any]], results: list[str], *,
     return [assistant, {"role": "user", "content": blocks}]
 
 
-def foreign_history(draw: st.DrawFn, style: str, history: list[dict[str, Any]],
+def foreign_history(choices: Region, style: str, history: list[dict[str, Any]],
                     tools: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """The stored conversation an ask continues: ``history`` as it is, with keys the port
     does not write itself (another port's or the provider's), or a transcript halted on a
     call of ``tools[0]`` (its placeholder as the result) that the ask resumes by asking
     again. Returns it and the rules it cites."""
-    kind = draw(_STORED_KIND)
+    kind = choices.pick(_STORED_KIND)
     if kind == "plain":
         return history, []
     if kind == "foreign":
@@ -255,31 +251,30 @@ def foreign_history(draw: st.DrawFn, style: str, history: list[dict[str, Any]],
     return halted, ["store.ask-loads-history"]
 
 
-def answer_order(draw: st.DrawFn, keys: tuple[str, ...]) -> list[str] | None:
+def answer_order(choices: Region, keys: tuple[str, ...]) -> list[str] | None:
     """The order a holding host answers its held callbacks in (``keys``: their answer keys in
     call order), or None: in call order, as they come."""
-    order = draw(_orders(keys))
+    order = choices.pick(_orders(keys))
     return list(order) if order != keys else None
 
 
 @functools.cache
-def _orders(keys: tuple[str, ...]) -> st.SearchStrategy[tuple[str, ...]]:
+def _orders(keys: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """Call order first (shrinks there), then reversed, then every other order."""
-    every = list(dict.fromkeys([keys, keys[::-1], *itertools.permutations(keys)]))
-    return st.sampled_from(every)
+    return tuple(dict.fromkeys([keys, keys[::-1], *itertools.permutations(keys)]))
 
 
-def hold_until(draw: st.DrawFn, suspending_calls: int) -> int | None:
+def hold_until(choices: Region, suspending_calls: int) -> int | None:
     """How many waitFor callbacks the host parks for (all of the first suspending turn's),
     or None: it answers each at once."""
-    if suspending_calls < 2 or not draw(_HOLD):
+    if suspending_calls < 2 or not choices.chance(1, 2):
         return None
     return suspending_calls
 
 
 def relay_results(call_ids: tuple[str, ...], output: str) -> list[dict[str, Any]]:
     """Relay Answer data of ``call_ids`` beyond every call ok: one failed (isError), or one
-    named twice (none for no call). A list: the caller draws it with its other choices at once."""
+    named twice (none for no call). A list: the caller picks it with its other choices at once."""
     def result(call: str, error: bool = False) -> dict[str, Any]:
         return {"id": call, "output": f"{output} ({call})" if not error else f"{output} failed ({call})", "isError": error}
 

@@ -1,5 +1,5 @@
 """What the differential generator draws on the host's side beyond tools, turns and hooks:
-tool delays and stored conversation histories. Each draw takes the default first, so
+tool delays and stored conversation histories. Each choice takes the default first (differential/choices.py), so
 hypothesis shrinks it away when it is not the cause.
 
 **Delays** (behaviour ``delayMs``) make a turn's calls complete out of call order. Only what
@@ -23,9 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
-
-from toolnexus_conformance.differential.wire import ONE_IN_THREE
+from toolnexus_conformance.differential.choices import Region
 
 DELAY_MS = 10
 CONVERSATION_ID = "conv-generated"
@@ -34,33 +32,31 @@ HISTORIES = (
     [{"role": "user", "content": "Ich wohne in Zürich ☕"}, {"role": "assistant", "content": "Schön! 東京 auch?"},
      {"role": "user", "content": "Nein."}, {"role": "assistant", "content": "Gut."}],
 )
+_HISTORY = (None, *HISTORIES)
 
 
-_HISTORY = st.sampled_from([None, *HISTORIES])
-
-
-def with_delays(draw: st.DrawFn, tools: list[dict[str, Any]]) -> list[str]:
+def with_delays(choices: Region, tools: list[dict[str, Any]]) -> list[str]:
     """Give some native tools a delay; the rules the scenario then cites. The caller draws
     none for a host whose waitFor raises (see the module docstring)."""
     delayed = False
     for tool in tools:
-        if "behaviour" in tool and draw(ONE_IN_THREE):
+        if "behaviour" in tool and choices.chance(1, 3):
             tool["behaviour"] = {**tool["behaviour"], "delayMs": DELAY_MS}
             delayed = True
     return ["loop.results-in-call-order"] if delayed else []
 
 
-def with_store(draw: st.DrawFn, scenario: dict[str, Any], entry: str) -> list[str]:
+def with_store(choices: Region, scenario: dict[str, Any], entry: str) -> list[str]:
     """Maybe put a conversation in the store (ask), an id on the stream, or a store beside a
     run; adds the keys to ``scenario`` and returns the rules it then cites."""
     if entry == "ask":
-        history = draw(_HISTORY)
+        history = choices.pick(_HISTORY)
         if history is None:
             return []
         scenario["conversationId"] = CONVERSATION_ID
         scenario["storedHistory"] = [dict(m) for m in history]
         return ["store.ask-loads-history", "store.verbatim-round-trip"]
-    if not draw(ONE_IN_THREE):
+    if not choices.chance(1, 3):
         return []
     scenario["requires"] = sorted({*scenario["requires"], "store"})
     if entry == "stream":

@@ -1,7 +1,7 @@
 """Differential runs: generated scenarios, run through two ports, compared observable by observable.
 
 This module owns (a) a hypothesis strategy, :func:`scenarios`, that builds small valid
-scenario dicts (one or two tool turns mixing native behaviours and, as the ports' shared
+scenario dicts from one drawn byte string (:func:`scenario_from`, differential/choices.py) (one or two tool turns mixing native behaviours and, as the ports' shared
 :class:`Features` allow, relay tools, beforeTool/afterTool hooks, a raising waitFor, and a
 durable halt resumed with a drawn Answer, possibly in a restarted shim, and stored
 histories; then a final text turn; each turn possibly put on the wire differently, with
@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from toolnexus_conformance.differential.backend import BACKEND
+from toolnexus_conformance.differential.choices import SPEC, Choices, Region
 from toolnexus_conformance.differential.contract import (
     HOST_ANSWER_EXTRAS,
     answer_order,
@@ -49,9 +50,7 @@ from toolnexus_conformance.differential.draws import judged_rules, with_delays, 
 from toolnexus_conformance.differential.hypothesis_isolation import isolated
 from toolnexus_conformance.differential.rules import same_records
 from toolnexus_conformance.differential.wire import (
-    BOOLEANS,
     NON_ASCII_VALUES,
-    ONE_IN_THREE,
     UNDECLARED_NAME,
     turn_extra,
     turn_wire,
@@ -77,14 +76,6 @@ NATIVE_NAMES = ("get_time", "count_words", "find_flight")
 RELAY_NAMES = ("lookup_weather", "send_invoice")
 ARG_KEYS = ("zone", "city", "unit", "text")
 Endpoint = str | ResolvedPort | ShimSession
-# Built once, like the cached factories below (see their comment).
-_NATIVES = st.lists(st.sampled_from(NATIVE_NAMES), min_size=1, max_size=3, unique=True)
-_RELAYS = st.lists(st.sampled_from(RELAY_NAMES), max_size=2, unique=True)
-_STYLE = st.sampled_from(["openai", "anthropic"])
-_ENTRY = st.sampled_from(["run", "stream", "ask"])
-_TOOL_TURNS = st.integers(1, 2)
-
-
 @dataclass(frozen=True)
 class Features:
     """What generated scenarios may use; each needs the capability of the same name in both
@@ -95,89 +86,123 @@ class Features:
     hooks: bool = False
     store: bool = False
     register: bool = False
+    result_metadata: bool = False  # capability resultMetadata
 
     @classmethod
     def shared_by(cls, *shims: ShimSession) -> Features:
         caps = [set(shim.ensure_alive().capabilities) for shim in shims]
-        return cls(**{name: all(name in c for c in caps) for name in ("relay", "resume", "hooks", "store", "register")})
+        return cls(**{field: all(name in c for c in caps) for field, name in _CAPABILITIES.items()})
 
 
-# Strategy factories are cached: hypothesis validates a strategy object the first time it
-# draws from it, so a fresh one per draw cost ~40% of generating a scenario. A cached
-# strategy draws exactly what a fresh one would (tests/test_hypothesis_isolation.py proves
-# the stream unchanged by whatever was drawn or imported before).
+QUESTION = "question"  # the builtin question tool (susp.question-kind), called where builtins are on
+_QUESTION_ARGUMENTS = (
+    '{"questions": [{"question": "For how many people?", "options": ["2", "4", "6"]}]}',
+    '{"questions": [{"question": "Inside or outside?", "options": ["inside", "outside"]}, {"question": "What time?", "header": "Time"}]}',
+)
+# What a host answers a question with (its id is generated, so under the fallback key "*").
+_QUESTION_ANSWERS = ({"ok": True, "data": {"answers": ["4"]}}, {"ok": True, "data": {"answers": ["inside", "8 pm"]}},
+                     {"ok": False, "reason": "declined"})
+_CAPABILITIES = {"relay": "relay", "resume": "resume", "hooks": "hooks", "store": "store", "register": "register",
+                 "result_metadata": "resultMetadata"}
+# Metadata a reply or fail may carry (resultMetadata): host data, a null pending, a pending
+# that is no Request; each leaves the result ordinary (susp.pending-marker). None first:
+# most results carry none, and a shrink drops it.
+_METADATA = (None,) * 9 + ({"cache": "hit"}, {"pending": None}, {"pending": {"status": "queued", "since": "2026-11-30"}})
+
+
 @functools.cache
-def _behaviour(name: str) -> st.SearchStrategy[dict[str, Any]]:
+def _behaviours(name: str) -> tuple[dict[str, Any], ...]:
+    """A native tool's behaviours, as one pick: a reply, a failure, a suspension then a
+    reply or the answer's output, a suspension every time (the first plainest)."""
     request = {"id": f"req-{name}", "kind": "approval", "prompt": f"Allow {name}?"}
-    return st.one_of(
-        st.just({"reply": f"{name} ok"}),
-        st.just({"fail": f"{name} broke"}),
-        st.sampled_from([{"reply": f"{name} done"}, {"replyWithAnswerOutput": True}]).map(
-            lambda then: {"suspend": dict(request), "then": then}
-        ),
-        st.just({"alwaysSuspend": dict(request)}),
-    )
+    reply, fail, always = {"reply": f"{name} ok"}, {"fail": f"{name} broke"}, {"alwaysSuspend": request}
+    return (reply, reply, fail, fail, {"suspend": request, "then": {"reply": f"{name} done"}},
+            {"suspend": request, "then": {"replyWithAnswerOutput": True}}, always, always)
 
 
-@functools.cache
-def _tool(name: str, relay: bool) -> st.SearchStrategy[dict[str, Any]]:
-    base = {"name": name, "description": f"The {name} tool",
-            "schema": {"type": "object", "properties": {k: {"type": "string"} for k in ARG_KEYS}}}
+def _tool(choices: Region, name: str, relay: bool, metadata: Region | None = None) -> dict[str, Any]:
+    """A tool of ``name``; ``metadata``: where a native reply or fail picks metadata of its
+    own (None: the ports do not share resultMetadata)."""
+    tool: dict[str, Any] = {"name": name, "description": f"The {name} tool",
+                            "schema": {"type": "object", "properties": {k: {"type": "string"} for k in ARG_KEYS}}}
     if relay:
-        return st.just({**base, "relay": True})
-    return _behaviour(name).map(lambda behaviour: {**base, "behaviour": behaviour})
+        tool["relay"] = True
+        return tool
+    behaviour = tool["behaviour"] = copy_json(choices.pick(_behaviours(name)))
+    if metadata is not None and ("reply" in behaviour or "fail" in behaviour):
+        extra = metadata.pick(_METADATA)
+        if extra is not None:
+            behaviour["metadata"] = copy_json(extra)
+    return tool
 
 
 @functools.cache
-def _arguments() -> st.SearchStrategy[str]:
-    """A JSON object with keys deliberately out of order and extra whitespace (raw OpenAI bytes).
-
-    Every object there can be is listed once, by size: the draw is a size (each as likely),
-    then one object of it, and shrinks to the empty object. A dictionary strategy drew the
-    same objects key by key, ~7 draws of a call's arguments against 2 (a quarter of a
-    scenario's draws, measured), for much the same mix of sizes."""
+def _arguments() -> tuple[tuple[str, ...], ...]:
+    """JSON objects with keys deliberately out of order and extra whitespace (raw OpenAI
+    bytes), by size: every object there can be is listed once, so the pick is a size (each
+    as likely), then one object of it; zeros pick the empty object."""
     values = ("Oslo", "C", "one  two", "UTC", *NON_ASCII_VALUES)
-    by_size = [[_raw_arguments(dict(zip(keys, chosen, strict=True)))
-                for keys in itertools.combinations(ARG_KEYS, size) for chosen in itertools.product(values, repeat=size)]
-               for size in range(4)]
-    return st.one_of(*(st.sampled_from(objects) for objects in by_size))
+    return tuple(tuple(_raw_arguments(dict(zip(keys, chosen, strict=True)))
+                       for keys in itertools.combinations(ARG_KEYS, size) for chosen in itertools.product(values, repeat=size))
+                 for size in range(4))
 
 
 def _raw_arguments(args: dict[str, str]) -> str:
     return "{ " + ",  ".join(f'"{k}":  {json.dumps(v, ensure_ascii=False)}' for k, v in sorted(args.items(), reverse=True)) + " }"
 
 
-@functools.cache
-def _answer(output: str, relay_call: str | None) -> st.SearchStrategy[dict[str, Any]]:
+def _answer(choices: Region, output: str, relay_call: str | None) -> dict[str, Any]:
     """The host's answer: ok with data, declined with a reason or without one; a relay
     call's also as results (ok, failed, its id twice) or as a failed shorthand."""
     declined: dict[str, Any] = {"ok": False, "reason": "declined"}
     if relay_call is None:
-        return st.sampled_from([{"ok": True, "data": {"output": output}}, declined, *HOST_ANSWER_EXTRAS])
+        return copy_json(choices.pick([{"ok": True, "data": {"output": output}}, declined, *HOST_ANSWER_EXTRAS]))
     results = {"ok": True, "data": {"results": [{"id": relay_call, "output": output, "isError": False}]}}
-    return st.sampled_from([
+    return copy_json(choices.pick([
         {"ok": True, "data": {"output": output}}, results, declined, *HOST_ANSWER_EXTRAS,
         {"ok": True, "data": {"output": output, "isError": True}},
         *({"ok": True, "data": data} for data in relay_results((relay_call,), output)),
-    ])
+    ]))
 
 
-@st.composite
-def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, Any]:
-    natives = draw(_NATIVES)
-    relays = draw(_RELAYS) if features.relay else []
-    built = construction(draw, natives, relays, relay=features.relay, register=features.register)
+def scenario_from(spec: bytes, features: Features, judged: bool) -> dict[str, Any]:
+    """The scenario ``spec`` (differential/choices.py) decides: a fresh dict, shared with nothing."""
+    choices = Choices(spec)
+    shape, toolkit = choices.region("shape"), choices.region("toolkit")
+    natives = toolkit.subset(NATIVE_NAMES, 1, 3)
+    relays = toolkit.subset(RELAY_NAMES, 0, 2) if features.relay else []
+    built = construction(toolkit, natives, relays, relay=features.relay, register=features.register)
     natives, relays = built["natives"], built["relays"]
-    tools = [draw(_tool(n, False)) for n in natives] + [draw(_tool(n, True)) for n in relays]
-    style = draw(_STYLE)
-    entry = draw(_ENTRY)
+    behaviours = choices.region("behaviours")
+    metadata = choices.region("metadata") if features.result_metadata else None
+    tools = [_tool(behaviours, n, False, metadata) for n in natives] + [_tool(behaviours, n, True) for n in relays]
+    style = shape.pick(("openai", "anthropic"))
+    entry = shape.pick(("run", "stream", "ask"))
     turns: list[dict[str, Any]] = []
-    for t in range(draw(_TOOL_TURNS)):
-        names = with_undeclared(draw, draw(_called(tuple(natives + relays)))) if tools else [UNDECLARED_NAME]
-        calls = [{"id": f"call_{t}_{i}", "name": n, "arguments": draw(_arguments())} for i, n in enumerate(names)]
-        turns.append(_with_wire(draw, {"toolCalls": calls, "usage": {"input": 10 + t, "output": 5}}, style))
-    turns.append(_with_wire(draw, {"text": "All done. ☕", "usage": {"input": 30, "output": 7}}, style))
-    hooks = draw(_hooks(tuple(natives + relays))) if features.hooks and tools else {}
+    questions = choices.region("question")
+    builtins_on = built["builtins"] is True and not built["refused"]
+    asked = ghosted = False
+    for t in range(shape.integer(1, 2)):
+        region = choices.region(f"turn{t}")
+        called = region.take(24)
+        names = called.some(natives + relays, 1, 4) if tools else [UNDECLARED_NAME]
+        asking = questions.take(3)
+        # A question and an undeclared call stay apart: loop.undeclared-tool-call's check
+        # takes a called builtin for an undeclared tool. Rare: its Request's id is generated,
+        # so two runs' records never match and the judge reads both in full (rules.py).
+        if builtins_on and not ghosted and asking.chance(1, 8):
+            at = asking.integer(0, len(names))
+            names = [*names[:at], QUESTION, *names[at:]]
+        elif tools and not (asked and builtins_on):
+            names = with_undeclared(called, names)
+        asked = asked or QUESTION in names
+        ghosted = ghosted or UNDECLARED_NAME in names
+        calls = [{"id": f"call_{t}_{i}", "name": n,
+                  "arguments": asking.pick(_QUESTION_ARGUMENTS) if n == QUESTION else called.pick(called.pick(_arguments()))}
+                 for i, n in enumerate(names)]
+        turns.append(_with_wire(region, {"toolCalls": calls, "usage": {"input": 10 + t, "output": 5}}, style))
+    turns.append(_with_wire(choices.region("final"), {"text": "All done. ☕", "usage": {"input": 30, "output": 7}}, style))
+    hooks = _hooks(choices.region("hooks"), natives + relays) if features.hooks and tools else {}
     turns = _order_pinned_where_it_halts(turns, {t["name"]: t for t in tools}, hooks)
     scenario: dict[str, Any] = {
         "id": GENERATED_ID, "title": "A scenario generated by the differential run",
@@ -185,55 +210,67 @@ def _scenario(draw: st.DrawFn, features: Features, judged: bool) -> dict[str, An
         "styles": [style], "entries": [entry], "requires": _requires(relays, hooks),
         "relayFree": not relays, "toolkit": {"tools": tools}, "prompt": "Please use the tools.", "turns": turns,
     }
+    # Each cited only where its check reads the generated shape right (a check judges any
+    # scenario for reach, cited or not): the question where it is the first suspension (an
+    # earlier one halts the run before its Request surfaces), metadata where nothing suspends
+    # (a halt keeps the result from the provider).
+    first = _first_suspending(turns, {t["name"]: t for t in tools}, hooks)
+    if first is not None and first[1][0]["name"] == QUESTION:
+        scenario["rules"] += ["susp.question-kind", "susp.question-output-format"]
+    if any("metadata" in t.get("behaviour", {}) for t in tools):
+        scenario["requires"] = sorted({*scenario["requires"], "resultMetadata"})
+        scenario["rules"] += ["susp.pending-marker"] if first is None else []
     if built["client"]:
         scenario["client"] = built["client"]
         scenario["rules"] += built["client_rules"]
     apply_construction(scenario, built)
     host: dict[str, Any] = {"hooks": hooks} if hooks else {}
     raising = False
+    hosting = choices.region("host")
     if built["refused"]:  # the toolkit is refused: no run, no host to answer
         pass
-    elif draw(BOOLEANS):  # in-process: the host answers every suspension itself
-        host["waitFor"] = {"answers": _answers(draw, tools, turns)}
+    elif hosting.chance(1, 2):  # in-process: the host answers every suspension itself
+        host["waitFor"] = {"answers": _answers(hosting.take(16), tools, turns)}
+        if any(c["name"] == QUESTION for turn in turns for c in turn.get("toolCalls", [])):
+            host["waitFor"]["answers"]["*"] = copy_json(questions.pick(_QUESTION_ANSWERS))
         # A raise aborts the run mid-turn: whatever else that turn does (a second suspension
         # reaching waitFor, another call's afterTool hook or reply) races the abort, so it
         # happens or not by timing, not behaviour (measured: a ghost_tool's afterTool seen in
-        # one run and not the other under load). So a raise only where that turn has one
-        # call; drawn as before where it has more, so the stream of draws stays the same.
+        # one run and not the other under load). So a raise only where that turn has one call.
         first = _first_suspending(turns, {t["name"]: t for t in tools}, hooks)
-        raising = first is not None and len(first[1]) == 1 and draw(ONE_IN_THREE)
-        if raising and first is not None and len(turns[first[0]]["toolCalls"]) == 1:
+        raising = first is not None and len(turns[first[0]]["toolCalls"]) == 1 and hosting.chance(1, 3)
+        if raising:
             host["waitFor"]["raise"] = True
             scenario["expect"] = {"error": "run"}  # so a check calls the abort expected, not a port error
-        elif first is not None:
-            hold = hold_until(draw, len(first[1]))
+        elif first is not None and all(c["name"] != QUESTION for c in first[1]):  # a hold orders answers by key
+            hold = hold_until(hosting, len(first[1]))
             if hold is not None:
                 host["waitFor"]["holdUntil"] = hold
                 scenario["rules"] += ["relay.inprocess-one-callback-per-call"] if relays else []
-                order = answer_order(draw, tuple(_answer_key(c, {t["name"]: t for t in tools}, hooks) for c in first[1]))
+                order = answer_order(hosting, tuple(_answer_key(c, {t["name"]: t for t in tools}, hooks) for c in first[1]))
                 if order is not None:
                     host["waitFor"]["answerOrder"] = order
-    elif features.resume and draw(BOOLEANS):
-        _add_resume(draw, scenario, hooks)
+    elif features.resume and hosting.chance(1, 2):
+        _add_resume(hosting, scenario, hooks)
     else:
-        _add_rerun(draw, scenario, hooks)
-    scenario["rules"] += [] if raising else with_delays(draw, tools)
+        _add_rerun(hosting, scenario, hooks)
+    scenario["rules"] += [] if raising else with_delays(choices.region("delays"), tools)
     if host:
         scenario["host"] = host
     if features.store and not built["refused"]:
-        scenario["rules"] += with_store(draw, scenario, entry)
+        store = choices.region("store")
+        scenario["rules"] += with_store(store, scenario, entry)
         if "storedHistory" in scenario:
-            scenario["storedHistory"], cited = foreign_history(draw, style, scenario["storedHistory"], natives)
+            scenario["storedHistory"], cited = foreign_history(store, style, scenario["storedHistory"], natives)
             scenario["rules"] += cited
     scenario["rules"] = list(dict.fromkeys([*scenario["rules"], *(judged_rules(scenario) if judged else [])]))
-    # The cached strategies hand out the same dict objects to every draw: a copy keeps a
-    # consumer that edits one scenario from editing what later scenarios are drawn from.
-    return copy_json(scenario)
+    return scenario
 
 
-def _with_wire(draw: st.DrawFn, turn: dict[str, Any], style: str) -> dict[str, Any]:
-    wire = draw(turn_wire(len(turn.get("toolCalls", [])), style))
-    extra = draw(turn_extra(style))
+def _with_wire(region: Region, turn: dict[str, Any], style: str) -> dict[str, Any]:
+    """``turn`` with the wire and extra blocks the next 24 bytes of ``region`` decide."""
+    wire = turn_wire(region.take(22), len(turn.get("toolCalls", [])), style)
+    extra = turn_extra(region.take(2), style)
     return {**turn, **({"wire": wire} if wire else {}), **({"extra": extra} if extra else {})}
 
 
@@ -251,33 +288,25 @@ def _order_pinned_where_it_halts(turns: list[dict[str, Any]], tools: dict[str, d
     return out
 
 
-@functools.cache
-def _called(names: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from(names), min_size=1, max_size=4)
+def _hooks(choices: Region, names: list[str]) -> dict[str, Any]:
+    """No hooks (one time in two), or beforeTool rules (an args rewrite or a suspension, on
+    up to two distinct tools) and/or afterTool observation."""
+    if not choices.chance(1, 2):
+        return {}
+    before = [_hook_rule(choices, name) for name in choices.subset(names, 0, 2)]
+    after = choices.chance(1, 2)
+    return {**({"beforeTool": before} if before else {}), **({"afterTool": "observe"} if after else {})}
 
 
-@functools.cache
-def _hooks(names: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
-    """No hooks, or beforeTool rules (an args rewrite or a suspension) and/or afterTool observation."""
-    rule: st.SearchStrategy[dict[str, Any]] = st.sampled_from(names).flatmap(_hook_rule)
-    before = st.lists(rule, max_size=2, unique_by=lambda r: r["tool"])
-    return st.one_of(
-        st.just({}),
-        st.tuples(before, BOOLEANS).map(
-            lambda drawn: {**({"beforeTool": drawn[0]} if drawn[0] else {}), **({"afterTool": "observe"} if drawn[1] else {})}
-        ),
-    )
-
-
-@functools.cache
-def _hook_rule(name: str) -> st.SearchStrategy[dict[str, Any]]:
-    return st.sampled_from([
-        {"tool": name, "args": {"zone": "rewritten", "text": "by the hook"}},
-        {"tool": name, "suspend": {"id": f"req-hook-{name}", "kind": "approval", "prompt": f"Hook asks about {name}"}},
-    ])
+def _hook_rule(choices: Region, name: str) -> dict[str, Any]:
+    if not choices.chance(1, 2):
+        return {"tool": name, "args": {"zone": "rewritten", "text": "by the hook"}}
+    return {"tool": name, "suspend": {"id": f"req-hook-{name}", "kind": "approval", "prompt": f"Hook asks about {name}"}}
 
 
 def _suspends(call: dict[str, Any], tools: dict[str, dict[str, Any]], hooks: dict[str, Any]) -> bool:
+    if call["name"] == QUESTION:  # only ever called where builtins are on: it asks first
+        return True
     tool = tools.get(call["name"])
     if tool is None:  # an undeclared tool never runs, so never suspends
         return False
@@ -309,7 +338,7 @@ def _first_suspending(turns: list[dict[str, Any]], tools: dict[str, dict[str, An
     return None
 
 
-def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]) -> None:
+def _add_resume(choices: Region, scenario: dict[str, Any], hooks: dict[str, Any]) -> None:
     """A durable run halts at the first turn with a suspending call: resume it with a drawn
     Answer (shorthand, results for some of that turn's calls, or declined), the rest of the
     script becoming the resumed phase's turns. A scenario that never halts gets no resume."""
@@ -318,10 +347,10 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
     if first is None:
         return
     halted = first[0]
-    answered = draw(_answered(tuple(c["id"] for c in turns[halted]["toolCalls"])))
-    answer = copy_json(draw(_resume_answer(tuple(answered))))
+    answered = choices.take(6).subset([c["id"] for c in turns[halted]["toolCalls"]], 0, 5)
+    answer = copy_json(choices.pick(_resume_answer(tuple(answered))))
     resume: dict[str, Any] = {"answer": answer, "turns": turns[halted + 1:]}
-    if draw(ONE_IN_THREE):
+    if choices.chance(1, 3):
         resume["restartShim"] = True
     scenario["turns"] = turns[: halted + 1]
     scenario["resume"] = resume
@@ -331,7 +360,7 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
         scenario["expect"] = {"status": "pending", "resumedStatus": "pending"}  # it halts again
         scenario["rules"].append("resume.may-halt-again")
     names = [t["name"] for t in scenario["toolkit"]["tools"]]
-    id_kind, history_kind = resume_errors(draw)
+    id_kind, history_kind = resume_errors(choices)
     answer["id"], refused = resume_answer_id(id_kind, first[1][0]["name"], names)
     if refused:
         scenario["rules"].append("resume.answer-id-must-match")
@@ -351,7 +380,7 @@ def _add_resume(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]
         scenario["expect"] = {"status": "pending", "error": "resume"}
 
 
-def _add_rerun(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any]) -> None:
+def _add_rerun(choices: Region, scenario: dict[str, Any], hooks: dict[str, Any]) -> None:
     """A durable run halts at the first turn with a suspending call: the host runs again
     with the halted transcript and a new prompt (upstream §10 rule 2, every port's resume), the
     rest of the script becoming the second run's turns. Drawn only where the halted call is
@@ -359,11 +388,11 @@ def _add_rerun(draw: st.DrawFn, scenario: dict[str, Any], hooks: dict[str, Any])
     would refuse; a scenario that never halts gets no second run."""
     turns = scenario["turns"]
     first = _first_suspending(turns, {t["name"]: t for t in scenario["toolkit"]["tools"]}, hooks)
-    if first is None or turns[first[0]]["toolCalls"][-1]["id"] != first[1][0]["id"] or not draw(BOOLEANS):
+    if first is None or turns[first[0]]["toolCalls"][-1]["id"] != first[1][0]["id"] or not choices.chance(1, 2):
         return
     halted = first[0]
     rerun: dict[str, Any] = {"prompt": "Done on my side; please go on.", "turns": turns[halted + 1:] or [{"text": "All set."}]}
-    if draw(ONE_IN_THREE):
+    if choices.chance(1, 3):
         rerun["restartShim"] = True
     scenario["turns"] = turns[: halted + 1]
     scenario["rerun"] = rerun
@@ -382,23 +411,18 @@ def _native_placeholder(scenario: dict[str, Any], halted: int, call: dict[str, A
     for rule in hooks.get("beforeTool", []):
         if rule["tool"] == call["name"] and "suspend" in rule:
             return str(rule["suspend"]["prompt"])
-    tool = next(t for t in scenario["toolkit"]["tools"] if t["name"] == call["name"])
-    if tool.get("relay"):
+    tool = next((t for t in scenario["toolkit"]["tools"] if t["name"] == call["name"]), None)
+    if tool is None or tool.get("relay"):  # a builtin question's prompt is the port's rendering
         return None
     behaviour = tool["behaviour"]
     return str((behaviour.get("suspend") or behaviour["alwaysSuspend"])["prompt"])
 
 
 @functools.cache
-def _answered(call_ids: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from(call_ids), max_size=len(call_ids), unique=True)
-
-
-@functools.cache
-def _resume_answer(answered: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+def _resume_answer(answered: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
     """The resume's Answer: the shorthand (ok or failed), results for ``answered`` (ok, one
     failed, one named twice), declined with a reason or without one."""
-    return st.sampled_from([
+    return (
         {"id": "$pending.id", "ok": True, "data": {"output": "resumed by the caller"}},
         {"id": "$pending.id", "ok": True,
          "data": {"results": [{"id": c, "output": f"caller result for {c}", "isError": False} for c in answered]}},
@@ -406,21 +430,21 @@ def _resume_answer(answered: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any
         *({"id": "$pending.id", **extra} for extra in HOST_ANSWER_EXTRAS),
         {"id": "$pending.id", "ok": True, "data": {"output": "the caller's run failed", "isError": True}},
         *({"id": "$pending.id", "ok": True, "data": data} for data in relay_results(answered, "caller result")),
-    ])
+    )
 
 
-def _answers(draw: st.DrawFn, tools: list[dict[str, Any]], turns: list[dict[str, Any]]) -> dict[str, Any]:
+def _answers(choices: Region, tools: list[dict[str, Any]], turns: list[dict[str, Any]]) -> dict[str, Any]:
     answers: dict[str, Any] = {}
     for tool in tools:
         behaviour = tool.get("behaviour", {})
         request = behaviour.get("suspend") or behaviour.get("alwaysSuspend")
         if request is not None:
-            answers[request["id"]] = draw(_answer(f"answer for {tool['name']}", None))
+            answers[request["id"]] = _answer(choices, f"answer for {tool['name']}", None)
     relay_names = {t["name"] for t in tools if t.get("relay")}
     for turn in turns:
         for call in turn.get("toolCalls", []):
             if call["name"] in relay_names:
-                answers[f"call:{call['id']}"] = draw(_answer(f"caller ran {call['name']}", call["id"]))
+                answers[f"call:{call['id']}"] = _answer(choices, f"caller ran {call['name']}", call["id"])
     return answers
 
 
@@ -434,7 +458,7 @@ def scenarios(features: Features = Features(), *, judged: bool = False) -> st.Se
     citing every rule whose check can judge them (differential_draws.judged_rules). Drawn
     without hypothesis's local-module constants (hypothesis_isolation), so a seed alone
     decides the stream."""
-    return isolated(_scenario(features, judged))
+    return isolated(SPEC).map(functools.partial(scenario_from, features=features, judged=judged))
 
 
 def canonical(data: dict[str, Any]) -> bytes:
@@ -497,9 +521,16 @@ def search_settings(examples: int) -> settings:
 def minimal_difference(port_a: Endpoint, port_b: Endpoint, *, features: Features, examples: int,
                        provider: FakeProvider | None = None) -> dict[str, Any] | None:
     """The smallest generated scenario on which the ports differ, or None if none was found."""
+    seen: dict[bytes, bool] = {}  # by canonical JSON: a shrink meets one scenario from many byte strings
+
+    def differs(scenario: dict[str, Any]) -> bool:
+        key = canonical(scenario)
+        if key not in seen:
+            seen[key] = bool(differ(port_a, port_b, scenario, provider=provider))
+        return seen[key]
+
     try:
-        return find(scenarios(features), lambda s: bool(differ(port_a, port_b, s, provider=provider)),
-                    settings=search_settings(examples))
+        return find(scenarios(features), differs, settings=search_settings(examples))
     except NoSuchExample:
         return None
 
