@@ -66,6 +66,16 @@ def test_write_rewrites_notes_from_the_run_and_keeps_the_written_cause(tmp_path:
     assert again["loop.y"].note == 'b[openai-run]: quote " here'
 
 
+def test_write_keeps_a_flaky_cause_s_crash_text_even_when_the_run_passed_it(tmp_path: Path) -> None:
+    path = _file(tmp_path, (
+        '[[expected]]\nrule = "golden.observables"\nreason = "golden"\nflaky = true\n'
+        'crash = "fatal error: concurrent map writes"\nnote = "a[openai-stream]: differs"\nvariants = ["a[openai-stream]"]\n'
+    ))
+    write(path, "golang", {}, load(path), "pytest --port=golang")
+    (entry,) = load(path).entries
+    assert (entry.flaky, entry.crash, entry.variants) == (True, "fatal error: concurrent map writes", ("a[openai-stream]",))
+
+
 def test_failures_of_one_rule_are_one_root_cause_entry(tmp_path: Path) -> None:
     path = tmp_path / "golang.toml"
     failures = {f"s{i}[openai-run]::relay.x": ("divergence", f"differs {i}") for i in range(25)}

@@ -91,6 +91,9 @@ class _PlacedLedger:
         reason = reasons.pop() if len(reasons) == 1 else None
         return Listing(reason) if reason is not None else None
 
+    def crashed(self, node_id: str, stderr: str) -> tuple[str, str] | None:
+        return None  # a cross-port run's death is placed in its phase, never forgiven
+
 
 class CrossVariantItem(VariantItem):
     def runtest(self) -> None:

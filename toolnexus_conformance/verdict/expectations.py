@@ -49,6 +49,10 @@ class Entry:
     variants: tuple[str, ...] = ()
     cause: str = ""
     source: str = ""
+    # A flaky root cause that can also kill the port's process: a shim that died with this
+    # text in its stderr, on one of the entry's variants, is this cause showing (e.g. Go's
+    # fatal error on the map the race writes). Any other death is still a transport failure.
+    crash: str = ""
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -173,6 +177,14 @@ class Expectations:
         first = self.first_match(key)
         return Listing(entry.reason, first is not None and first.flaky, position)
 
+    def crashed(self, node_id: str, stderr: str) -> tuple[str, str] | None:
+        """The rule and ``crash`` text of the root-cause entry whose crash text the dead
+        shim's ``stderr`` holds, when the entry lists ``node_id`` (:class:`Ledger`)."""
+        for entry in self.entries:
+            if entry.crash and entry.rule is not None and entry.crash in stderr and f"{node_id}::{entry.rule}" in entry.keys:
+                return entry.rule, entry.crash
+        return None
+
     def lookup(self, key: str) -> Entry | None:
         """The entry listing ``key`` (see ``entry_for``), counted as matched once more."""
         found = self.entry_for(key)
@@ -221,7 +233,7 @@ def load(path: Path | None) -> Expectations:
     return Expectations(path, entries, port)
 
 
-ENTRY_FIELDS = {"key", "rule", "variants", "reason", "note", "flaky", "cause", "source"}
+ENTRY_FIELDS = {"key", "rule", "variants", "reason", "note", "flaky", "cause", "source", "crash"}
 
 
 def _entry(item: dict[str, object], where: str) -> Entry:
@@ -235,11 +247,15 @@ def _entry(item: dict[str, object], where: str) -> Entry:
     if not isinstance(flaky, bool):
         raise ExpectationsError(f"{where}: flaky must be true or false, got {flaky!r}")
     texts: dict[str, str] = {}
-    for name in ("note", "cause", "source"):
+    for name in ("note", "cause", "source", "crash"):
         text = item.get(name, "")
         if not isinstance(text, str):
             raise ExpectationsError(f"{where}: {name} must be a string, got {text!r}")
         texts[name] = text
+    if "\n" in texts["crash"]:
+        raise ExpectationsError(f"{where}: crash must be one line of the dead shim's stderr")
+    if texts["crash"] and not flaky:
+        raise ExpectationsError(f"{where}: crash needs flaky = true (a cause that kills the port only sometimes)")
     rule, variants = item.get("rule"), item.get("variants")
     if rule is not None or variants is not None:
         if "key" in item:
@@ -250,8 +266,10 @@ def _entry(item: dict[str, object], where: str) -> Entry:
             raise ExpectationsError(f"{where}: variants must be a non-empty list of 'scenario[variant]', got {variants!r}")
         return Entry(
             f"{variants[0]}::{rule}", str(reason), texts["note"], flaky=flaky, rule=rule, variants=tuple(variants),
-            cause=texts["cause"], source=texts["source"],
+            cause=texts["cause"], source=texts["source"], crash=texts["crash"],
         )
+    if texts["crash"]:
+        raise ExpectationsError(f"{where}: crash belongs to a root-cause entry (rule + variants)")
     key = item.get("key")
     if not isinstance(key, str) or "::" not in key:
         raise ExpectationsError(f"{where}: key must look like 'scenario[variant]::rule', got {key!r}")
@@ -307,6 +325,8 @@ def write(
             item["cause"] = owner_entry.cause
         if owner_entry is not None and owner_entry.source:
             item["source"] = owner_entry.source
+        if owner_entry is not None and owner_entry.crash:
+            item["crash"] = owner_entry.crash
         item["note"] = _note(f"{first.split('::', 1)[0]}: {failures[first][1]}")
         if any(k in flaky_keys for k in keys):
             item["flaky"] = True

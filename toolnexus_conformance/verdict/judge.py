@@ -40,9 +40,18 @@ class Ledger(Protocol):
 
     def listing(self, key: str) -> Listing | None: ...
 
+    def crashed(self, node_id: str, stderr: str) -> tuple[str, str] | None:
+        """The rule whose listed root cause killed the port on ``node_id``, recognised in
+        the dead shim's ``stderr``, and the text that recognised it; None when no entry
+        names that death."""
+        ...
+
 
 class _NoLedger:
     def listing(self, key: str) -> Listing | None:
+        return None
+
+    def crashed(self, node_id: str, stderr: str) -> tuple[str, str] | None:
         return None
 
 

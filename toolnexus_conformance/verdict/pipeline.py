@@ -28,7 +28,7 @@ from toolnexus_conformance.golden.files import read_goldens
 from toolnexus_conformance.run.facts import Facts, Goldens, facts_for
 from toolnexus_conformance.run.runner import RunRecord
 from toolnexus_conformance.scenario.model import Variant
-from toolnexus_conformance.verdict.evaluate import Outcome, evaluate
+from toolnexus_conformance.verdict.evaluate import FAIL, NOT_APPLICABLE, UNEVALUATED, Outcome, evaluate
 from toolnexus_conformance.verdict.judge import Ledger, RuleVerdict, Verdict, judge
 from toolnexus_conformance.verdict.rules import Check, Forgiven
 from toolnexus_conformance.verdict.rules.golden import reference_version
@@ -124,6 +124,8 @@ def judge_variant(
     ran = run(facts, rules)
     if ran.record is None:
         outcomes = list(ran.unevaluated)
+        if settle is None:
+            outcomes = _known_crash(outcomes, facts.node_id, ran.stderr_tail, ledger)
     else:
         judged = [r for r in rules if r not in ran.not_checked]
         outcomes = evaluate(ran.record, facts, judged, checks, one_cause=settle is None)
@@ -131,6 +133,30 @@ def judge_variant(
         outcomes, ledger = settle(outcomes, ran.record, facts)
     verdict = judge(facts.node_id, outcomes, ledger, level)
     return Result(facts.scenario_id, facts.variant_name, verdict, ran.stderr_tail)
+
+
+def _known_crash(outcomes: list[Outcome], node_id: str, stderr: str, ledger: Ledger) -> list[Outcome]:
+    """A shim that died of a root cause the ledger lists with its crash text: the failure is
+    that cause's rule's, and the other rules are not judged (one cause, one failure). Any
+    other death stays a transport failure of every rule."""
+    if not any(o.status == UNEVALUATED and o.reason == "transport" for o in outcomes):
+        return outcomes
+    crashed = ledger.crashed(node_id, stderr)
+    if crashed is None or crashed[0] not in {o.rule for o in outcomes}:
+        return outcomes
+    rule, text = crashed
+    listing = ledger.listing(f"{node_id}::{rule}")
+    reason = listing.reason if listing is not None else "divergence"
+    died = next((line.strip() for line in stderr.splitlines() if text in line), text)
+    out = []
+    for outcome in outcomes:
+        if outcome.rule == rule:
+            evidence = (f"the shim died of this rule's listed cause: {died}", *outcome.evidence)
+            out.append(Outcome(rule, FAIL, reason, evidence))
+        else:
+            why = f"not judged: the shim died of {rule}'s listed cause (reported there)"
+            out.append(Outcome(outcome.rule, NOT_APPLICABLE, evidence=(why,), depends_on=(rule,), superseded=outcome))
+    return out
 
 
 @dataclass
