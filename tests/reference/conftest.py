@@ -4,33 +4,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "shims" / "reference"))
 
-try:
-    import uvloop
-except ImportError:  # a checkout without the harness's dependencies installed
-    uvloop = None
 
-
-@pytest.fixture(params=["asyncio", "uvloop"])
-def each_event_loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Runs the test once on asyncio's loop and once on uvloop's, where installed: a loop a
-    user may run reference_py on, whose transports are not asyncio's own classes (the fast
-    HTTP client's connections meet them there)."""
-    if request.param == "uvloop":
-        if uvloop is None:
-            pytest.skip("uvloop is not installed here")
-        run: Callable[[Coroutine[Any, Any, Any]], Any] = uvloop.run
-        monkeypatch.setattr(asyncio, "run", run)
-    return str(request.param)
+@pytest.fixture
+def each_event_loop() -> str:
+    """The event loop the test runs on: asyncio's own (the reference shim runs on it; no
+    other loop is a dependency of the harness)."""
+    return "asyncio"
 
 
 @pytest.fixture

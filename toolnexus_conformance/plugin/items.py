@@ -113,6 +113,14 @@ class VariantItem(pytest.Item):
             why = f"the port does not declare the capabilities {missing} this variant needs"
             return Ran(None, tuple(unevaluated(rules, "capability", why)))
         shim = conformance.shim()
+        relations = [relation for relation in relations_of(self.variant) if relation.rule in rules]
+        # The baseline build's runs go on their own shim while the port's own run goes.
+        ahead = {
+            relation.rule: conformance.counterparts.baseline_ahead(
+                relation, handshake, shim, conformance.provider(), conformance.port.timeout
+            )
+            for relation in relations if relation.baseline
+        }
         mark = shim.process.transcript.mark()
         try:
             record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
@@ -123,13 +131,17 @@ class VariantItem(pytest.Item):
             stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
             self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
             return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), stderr)
+        finally:
+            baselines = {rule: future.result() for rule, future in ahead.items()}
         self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
         conformance.counterparts.keep(self.variant, record)
-        for relation in relations_of(self.variant):
-            if relation.rule in rules:
-                record.counterparts[relation.rule] = conformance.counterparts.counterpart(
-                    relation, handshake, shim, conformance.provider(), conformance.port.timeout
-                )
+        for relation in relations:
+            if relation.rule in baselines:
+                record.counterparts[relation.rule] = baselines[relation.rule]
+                continue
+            record.counterparts[relation.rule] = conformance.counterparts.counterpart(
+                relation, handshake, shim, conformance.provider(), conformance.port.timeout
+            )
         written = frozenset({golden_owner_of(self.variant)}) if self._writes_golden(conformance, record, facts) else frozenset()
         return Ran(record, (), self._evidence.stderr, written)
 

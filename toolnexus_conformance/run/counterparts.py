@@ -9,12 +9,17 @@ so the one comparison and its normalization rows apply.
 Where no counterpart can be had, the relation is not judged and says why: the port has no
 relay support (absent.byte-identical holds by construction), no baseline build is configured
 or given, or the counterpart run itself failed.
+
+The baseline runs on a shim of its own, so it can go while the port's own run of the variant
+goes (:meth:`CounterpartRuns.baseline_ahead`): one background thread, owned by the session
+and stopped with it, runs one baseline at a time; the item waits for it before it is judged.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +74,7 @@ class CounterpartRuns:
     start: Callable[[ResolvedPort], ShimSession] | None = None
     _kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     _baseline_shim: ShimSession | None = None
+    _ahead: ThreadPoolExecutor | None = None
 
     def keep(self, variant: Variant, record: RunRecord) -> None:
         """Keep a run's normalized observables when another variant relates to it."""
@@ -97,6 +103,17 @@ class CounterpartRuns:
             return Counterpart(None, f"the baseline {self.baseline.name!r} did not start: {exc}")
         return self._run(relation.counterpart, shim, provider, self.baseline.timeout, baseline_handshake)
 
+    def baseline_ahead(
+        self, relation: Relation, handshake: Handshake, own_shim: ShimSession, provider: FakeProvider, timeout: float
+    ) -> Future[Counterpart]:
+        """The baseline ``relation``'s counterpart, run on the baseline's own shim beside
+        whatever the caller runs meanwhile on the port's shim; the caller takes its result
+        before it runs anything else."""
+        assert relation.baseline, "only a baseline counterpart runs on a shim of its own"
+        if self._ahead is None:
+            self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baseline-counterpart")
+        return self._ahead.submit(self.counterpart, relation, handshake, own_shim, provider, timeout)
+
     def _baseline(self) -> ShimSession:
         if self._baseline_shim is None:
             assert self.baseline is not None and self.start is not None
@@ -115,5 +132,8 @@ class CounterpartRuns:
         return Counterpart(normalize(observables(record)))
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.shutdown(wait=True)
+            self._ahead = None
         if self._baseline_shim is not None:
             self._baseline_shim.close()
