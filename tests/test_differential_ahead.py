@@ -41,9 +41,9 @@ from toolnexus_conformance.shim.session import ShimSession
 pytestmark = pytest.mark.usefixtures("shared_generated_streams")
 MUTANT_SHIM = Path(__file__).resolve().parent / "mutants" / "mutant_shim.py"
 EXAMPLES = 40
-# The stream searched by the first test: its first difference comes after runs a pair could
-# have in flight (the fifth scenario; seed 8's comes second since the generator draws the
-# contract's error paths and guards, differential/contract.py).
+# The stream searched by the first test. The test needs its first difference to come after
+# runs a pair could have in flight, and asserts that first: a generator change that moves the
+# difference earlier fails there, loudly, instead of testing less.
 SEED = 7
 
 
