@@ -10,6 +10,16 @@ import pytest
 from toolnexus_conformance.verdict.expectations import MAX_WILDCARD, Entry, Expectations, ExpectationsError, load, write
 
 
+def _judged(exp: Expectations, key: str) -> Entry | None:
+    """The entry a judged failure of ``key`` answers to, counted as the session's end counts
+    it (the judge asks ``entry_for`` through ``listing``; matches are counted afterwards)."""
+    found = exp.entry_for(key)
+    if found is None:
+        return None
+    exp.count_matches([found[0]])
+    return found[1]
+
+
 def _file(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "port.toml"
     path.write_text(text, encoding="utf-8")
@@ -19,9 +29,9 @@ def _file(tmp_path: Path, text: str) -> Path:
 def test_exact_and_wildcard_entries_match(tmp_path: Path) -> None:
     exp = load(_file(tmp_path, '[[expected]]\nkey = "a[openai-run]::relay.x"\nreason = "capability"\n'
                               '[[expected]]\nkey = "b[*]::relay.y"\nreason = "divergence"\n'))
-    assert exp.lookup("a[openai-run]::relay.x").reason == "capability"
-    assert exp.lookup("b[anthropic-ask]::relay.y").reason == "divergence"
-    assert exp.lookup("c[openai-run]::relay.x") is None
+    assert _judged(exp, "a[openai-run]::relay.x").reason == "capability"
+    assert _judged(exp, "b[anthropic-ask]::relay.y").reason == "divergence"
+    assert _judged(exp, "c[openai-run]::relay.x") is None
     assert exp.unmatched() == []
 
 
@@ -33,9 +43,9 @@ def test_an_entry_that_matched_nothing_is_reported(tmp_path: Path) -> None:
 def test_wildcards_are_capped(tmp_path: Path) -> None:
     exp = load(_file(tmp_path, '[[expected]]\nkey = "*::relay.x"\nreason = "capability"\n'))
     for i in range(MAX_WILDCARD):
-        exp.lookup(f"s{i}[openai-run]::relay.x")
+        _judged(exp, f"s{i}[openai-run]::relay.x")
     with pytest.raises(ExpectationsError, match="more than 20"):
-        exp.lookup("one-more[openai-run]::relay.x")
+        _judged(exp, "one-more[openai-run]::relay.x")
 
 
 @pytest.mark.parametrize(
@@ -86,8 +96,8 @@ def test_failures_of_one_rule_are_one_root_cause_entry(tmp_path: Path) -> None:
     grouped = next(e for e in exp.entries if e.reason == "divergence")
     assert len(grouped.variants) == 25
     # A root-cause entry is not a wildcard: it matches every variant it lists, uncapped, and no other.
-    assert all(exp.lookup(f"s{i}[openai-run]::relay.x") is grouped for i in range(25))
-    assert exp.lookup("s0[openai-run]::relay.other") is None
+    assert all(_judged(exp, f"s{i}[openai-run]::relay.x") is grouped for i in range(25))
+    assert _judged(exp, "s0[openai-run]::relay.other") is None
 
 
 def test_a_flaky_failure_stays_a_root_cause_of_its_own(tmp_path: Path) -> None:
@@ -114,7 +124,7 @@ def test_a_variant_failing_only_for_capability_collapses_to_one_uncapped_entry(t
     write(path, "java", failures, load(None), "pytest --port=java --port-src=SRC --expectations=java.toml --update-expectations")
     exp = load(path)
     assert {e.key for e in exp.entries} == {"r[openai-run]::*", "s[openai-run]::loop.x"}
-    assert all(exp.lookup(f"r[openai-run]::relay.rule-{i}") for i in range(30))
+    assert all(_judged(exp, f"r[openai-run]::relay.rule-{i}") for i in range(30))
     assert "--port-src=SRC" in path.read_text(encoding="utf-8")
 
 
@@ -191,7 +201,7 @@ def test_the_indexed_lookup_finds_what_a_scan_of_the_file_finds(order: str) -> N
     indexed, scanned = _entries(keys), _entries(keys)
     for key in PROBE_KEYS:
         want = _scan_lookup(scanned, key)
-        got = indexed.lookup(key)
+        got = _judged(indexed, key)
         assert (got and got.key) == (want and want.key), f"{key}: index found {got and got.key}, the file says {want and want.key}"
         first = next((e for e in scanned.entries if e.matches(key)), None)
         assert (indexed.first_match(key) or Entry("-", "golden")).key == (first or Entry("-", "golden")).key, key
@@ -199,15 +209,15 @@ def test_the_indexed_lookup_finds_what_a_scan_of_the_file_finds(order: str) -> N
 
 def test_an_exact_entry_wins_over_an_earlier_wildcard_but_first_match_keeps_file_order() -> None:
     exp = _entries(["s[openai-run]::*", "s[openai-run]::loop.y"])
-    assert exp.lookup("s[openai-run]::loop.y").key == "s[openai-run]::loop.y"
+    assert _judged(exp, "s[openai-run]::loop.y").key == "s[openai-run]::loop.y"
     assert exp.first_match("s[openai-run]::loop.y").key == "s[openai-run]::*"
 
 
 def test_entries_added_after_a_lookup_are_found() -> None:
     exp = _entries(["a[openai-run]::r.x"])
-    assert exp.lookup("b[openai-run]::r.x") is None
+    assert _judged(exp, "b[openai-run]::r.x") is None
     exp.entries.append(Entry("b[*]::r.x", "golden"))
-    assert exp.lookup("b[openai-run]::r.x").key == "b[*]::r.x"
+    assert _judged(exp, "b[openai-run]::r.x").key == "b[*]::r.x"
 
 
 def test_a_wildcard_compiles_its_pattern_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,7 +228,7 @@ def test_a_wildcard_compiles_its_pattern_once(monkeypatch: pytest.MonkeyPatch) -
     real_compile = re.compile
     monkeypatch.setattr(re, "compile", lambda pattern, *a: compiled.append(pattern) or real_compile(pattern, *a))
     for i in range(MAX_WILDCARD):
-        exp.lookup(f"s[v{i}]::loop.y")
+        _judged(exp, f"s[v{i}]::loop.y")
         exp.first_match(f"q[v{i}]::relay.x")
     assert len(compiled) == 2, f"{len(compiled)} compilations for 2 wildcards"
 

@@ -170,14 +170,20 @@ _OWNED_RESPONSE_KEYS = frozenset(
 )
 
 
+def _extra_keys(data: Mapping[str, Any], name: str, owned: frozenset[str], where: str) -> Mapping[str, Any]:
+    """The extra keys ``data[name]`` adds, refused where they would set a key the renderer owns."""
+    keys = data.get(name, {})
+    if not isinstance(keys, Mapping):
+        raise ScriptError(f"{where}.{name}: must be a JSON object")
+    shadowed = sorted(set(keys) & owned)
+    if shadowed:
+        raise ScriptError(f"{where}.{name}: may not set {', '.join(shadowed)}")
+    return keys
+
+
 def _extra_from_neutral(data: Any, where: str) -> ScriptedExtra:
     data = script_object(data, where, {"extraMessageKeys", "extraBlocks", "extraResponseKeys", "extraEvents"})
-    keys = data.get("extraMessageKeys", {})
-    if not isinstance(keys, Mapping):
-        raise ScriptError(f"{where}.extraMessageKeys: must be a JSON object")
-    shadowed = sorted(set(keys) & _OWNED_MESSAGE_KEYS)
-    if shadowed:
-        raise ScriptError(f"{where}.extraMessageKeys: may not set {', '.join(shadowed)}")
+    keys = _extra_keys(data, "extraMessageKeys", _OWNED_MESSAGE_KEYS, where)
     blocks = data.get("extraBlocks", [])
     if not isinstance(blocks, list):
         raise ScriptError(f"{where}.extraBlocks: must be a list")
@@ -186,12 +192,7 @@ def _extra_from_neutral(data: Any, where: str) -> ScriptedExtra:
             raise ScriptError(f"{where}.extraBlocks[{i}]: must be an object with a string type")
         if block["type"] in _OWNED_BLOCK_TYPES:
             raise ScriptError(f"{where}.extraBlocks[{i}]: type {block['type']} is rendered from text/toolCalls")
-    response_keys = data.get("extraResponseKeys", {})
-    if not isinstance(response_keys, Mapping):
-        raise ScriptError(f"{where}.extraResponseKeys: must be a JSON object")
-    shadowed = sorted(set(response_keys) & _OWNED_RESPONSE_KEYS)
-    if shadowed:
-        raise ScriptError(f"{where}.extraResponseKeys: may not set {', '.join(shadowed)}")
+    response_keys = _extra_keys(data, "extraResponseKeys", _OWNED_RESPONSE_KEYS, where)
     events = data.get("extraEvents", [])
     if not isinstance(events, list) or not all(isinstance(e, Mapping) for e in events):
         raise ScriptError(f"{where}.extraEvents: must be a list of JSON objects")

@@ -97,10 +97,7 @@ class Request:
     params: Params = None
 
     def to_json(self) -> dict[str, Any]:
-        obj: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "id": self.id, "method": self.method}
-        if self.params is not None:
-            obj["params"] = self.params
-        return obj
+        return _call_json(self.method, self.params, {"id": self.id})
 
     def to_line(self, limit: int | None = None) -> bytes:
         return encode_line(self.to_json(), limit)
@@ -112,13 +109,18 @@ class Notification:
     params: Params = None
 
     def to_json(self) -> dict[str, Any]:
-        obj: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, "method": self.method}
-        if self.params is not None:
-            obj["params"] = self.params
-        return obj
+        return _call_json(self.method, self.params, {})
 
     def to_line(self, limit: int | None = None) -> bytes:
         return encode_line(self.to_json(), limit)
+
+
+def _call_json(method: str, params: Params, head: dict[str, Any]) -> dict[str, Any]:
+    """A request's or notification's JSON object: ``head`` (the id, for a request) first."""
+    obj: dict[str, Any] = {"jsonrpc": JSONRPC_VERSION, **head, "method": method}
+    if params is not None:
+        obj["params"] = params
+    return obj
 
 
 @dataclass(frozen=True)

@@ -185,14 +185,6 @@ class Expectations:
                 return entry.rule, entry.crash
         return None
 
-    def lookup(self, key: str) -> Entry | None:
-        """The entry listing ``key`` (see ``entry_for``), counted as matched once more."""
-        found = self.entry_for(key)
-        if found is None:
-            return None
-        self.count_matches([found[0]])
-        return found[1]
-
     def count_matches(self, positions: Iterable[int]) -> None:
         """Count each listed entry (by position) as matched once per time it is given; a
         wildcard spanning variants may match at most ``MAX_WILDCARD`` outcomes."""
