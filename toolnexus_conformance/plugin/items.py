@@ -18,13 +18,11 @@ from typing import Any
 import pytest
 
 from toolnexus_conformance.golden.files import write_golden
-from toolnexus_conformance.helpers.errors import HarnessError, OutgoingMessageTooLarge, ShimError
+from toolnexus_conformance.helpers.errors import HarnessError
 from toolnexus_conformance.plugin.rerun import rerun_command
 from toolnexus_conformance.run.facts import Facts
-from toolnexus_conformance.run.runner import RunRecord, run_variant
+from toolnexus_conformance.run.runner import RunRecord
 from toolnexus_conformance.scenario.model import ScenarioError, Variant, load_scenario
-from toolnexus_conformance.scenario.relations import relations_of
-from toolnexus_conformance.verdict.evaluate import unevaluated
 from toolnexus_conformance.verdict.judge import Verdict, rule_problem
 from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant, variant_facts
 from toolnexus_conformance.verdict.rules.golden import golden_payload
@@ -93,6 +91,7 @@ class VariantItem(pytest.Item):
             conformance.checks,
             conformance.expectations,
             conformance.level,
+            relate=conformance.relations(self.variant),
         )
         if result.failed:
             result = replace(result, rerun=rerun_command(self, conformance.port.selector, conformance.expectations.path))
@@ -103,47 +102,14 @@ class VariantItem(pytest.Item):
             raise ConformanceFailure(self._render(conformance, self._problems(conformance, result.verdict), result))
 
     def _run(self, conformance: ConformanceSession, facts: Facts, rules: list[str]) -> Ran:
-        """Run the variant through the port's shim (the pipeline's run step)."""
-        try:
-            handshake = conformance.handshake()
-        except ShimError as exc:
-            return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), exc.stderr_tail)
-        missing = sorted(self.variant.requires - set(handshake.capabilities))
-        if missing:
-            why = f"the port does not declare the capabilities {missing} this variant needs"
-            return Ran(None, tuple(unevaluated(rules, "capability", why)))
-        shim = conformance.shim()
-        relations = [relation for relation in relations_of(self.variant) if relation.rule in rules]
-        # The baseline build's runs go on their own shim while the port's own run goes.
-        ahead = {
-            relation.rule: conformance.counterparts.baseline_ahead(
-                relation, handshake, shim, conformance.provider(), conformance.port.timeout
-            )
-            for relation in relations if relation.baseline
-        }
-        mark = shim.process.transcript.mark()
-        try:
-            record = run_variant(self.variant, shim, conformance.provider(), timeout=conformance.port.timeout, facts=facts)
-        except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
-            return Ran(None, tuple(unevaluated(rules, "scenario", f"scenario file {self.path.name}: {exc}")))
-        except HarnessError as exc:
-            # The exception holds the crashed process's stderr; the shim may have a new one by now.
-            stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
-            self._evidence = Evidence(None, shim.process.transcript.since(mark), stderr)
-            return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), stderr)
-        finally:
-            baselines = {rule: future.result() for rule, future in ahead.items()}
-        self._evidence = Evidence(record, shim.process.transcript.since(mark), shim.process.stderr_tail())
-        conformance.counterparts.keep(self.variant, record)
-        for relation in relations:
-            if relation.rule in baselines:
-                record.counterparts[relation.rule] = baselines[relation.rule]
-                continue
-            record.counterparts[relation.rule] = conformance.counterparts.counterpart(
-                relation, handshake, shim, conformance.provider(), conformance.port.timeout
-            )
-        written = frozenset({golden_owner_of(self.variant)}) if self._writes_golden(conformance, record, facts) else frozenset()
-        return Ran(record, (), self._evidence.stderr, written)
+        """The session's run step, keeping what --artifacts saves of a failure; on the
+        reference with --snapshot-update, the golden is written instead of compared."""
+        ran = conformance.run(self.variant, facts, rules)
+        if ran.record is not None or ran.transcript:
+            self._evidence = Evidence(ran.record, list(ran.transcript), ran.stderr_tail)
+        if ran.record is not None and self._writes_golden(conformance, ran.record, facts):
+            ran = replace(ran, not_checked=frozenset({golden_owner_of(self.variant)}))
+        return ran
 
     def _writes_golden(self, conformance: ConformanceSession, record: RunRecord, facts: Facts) -> bool:
         """--snapshot-update on the reference writes this variant's golden (through

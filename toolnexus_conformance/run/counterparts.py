@@ -30,11 +30,11 @@ from toolnexus_conformance.run.facts import facts_for
 from toolnexus_conformance.run.observables import observables
 from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import Variant
-from toolnexus_conformance.scenario.relations import Counterpart, Relation, related_by_others
+from toolnexus_conformance.scenario.relations import Counterpart, Relation, related_by_others, relations_of
 from toolnexus_conformance.shim.ports import PortError, ResolvedPort, load_registry, resolve
 from toolnexus_conformance.shim.session import Handshake, ShimSession
 
-__all__ = ["BASELINE_SRC_ENV", "CounterpartRuns", "resolve_baseline"]
+__all__ = ["BASELINE_SRC_ENV", "CounterpartRuns", "Related", "resolve_baseline"]
 
 BASELINE_SRC_ENV = "TOOLNEXUS_BASELINE_SRC"
 NO_RELAY = (
@@ -64,6 +64,11 @@ def resolve_baseline(port: str, baseline_src: str | None, *, build: bool) -> tup
         return None, f"the baseline {base.name!r} could not be built: {exc}"
 
 
+# Called with the variant's record once it ran (None: the run failed): fills the record's
+# counterparts, after waiting for any that ran beside the port's own run.
+Related = Callable[[RunRecord | None], None]
+
+
 @dataclass
 class CounterpartRuns:
     """The counterparts of one session: the port's records other variants relate to, and the
@@ -80,6 +85,32 @@ class CounterpartRuns:
         """Keep a run's normalized observables when another variant relates to it."""
         if related_by_others(variant):
             self._kept[variant.node_id] = normalize(observables(record))
+
+    def relate(
+        self, variant: Variant, rules: list[str], handshake: Handshake, own_shim: ShimSession,
+        provider: FakeProvider, timeout: float,
+    ) -> Related:
+        """The counterparts of ``variant``'s relations among ``rules``: a baseline one starts
+        now, on its own shim, beside the port's own run; the others run (or are read from
+        what the session kept) once the port's record is there."""
+        relations = [relation for relation in relations_of(variant) if relation.rule in rules]
+        ahead = {
+            relation.rule: self.baseline_ahead(relation, handshake, own_shim, provider, timeout)
+            for relation in relations if relation.baseline
+        }
+
+        def related(record: RunRecord | None) -> None:
+            baselines = {rule: future.result() for rule, future in ahead.items()}
+            if record is None:
+                return
+            self.keep(variant, record)
+            for relation in relations:
+                found = baselines.get(relation.rule)
+                if found is None:
+                    found = self.counterpart(relation, handshake, own_shim, provider, timeout)
+                record.counterparts[relation.rule] = found
+
+        return related
 
     def counterpart(
         self, relation: Relation, handshake: Handshake, own_shim: ShimSession, provider: FakeProvider, timeout: float

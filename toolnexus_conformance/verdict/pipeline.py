@@ -33,7 +33,7 @@ from toolnexus_conformance.verdict.judge import Ledger, RuleVerdict, Verdict, ju
 from toolnexus_conformance.verdict.rules import Check, Forgiven
 from toolnexus_conformance.verdict.rules.golden import reference_version
 
-__all__ = ["Ran", "Result", "Results", "Settle", "Tally", "judge_variant", "variant_facts"]
+__all__ = ["Ran", "Relate", "Result", "Results", "Settle", "Tally", "judge_variant", "variant_facts"]
 
 # How a verdict is counted in the tally (the report's columns).
 TALLY_COLUMN = {"pass": "pass", "fail": "fail", "expected-fail": "expected", "gap": "gap", "n/a": "n/a"}
@@ -62,7 +62,14 @@ class Ran:
     unevaluated: tuple[Outcome, ...] = ()
     stderr_tail: str = ""
     not_checked: frozenset[str] = frozenset()
+    transcript: tuple[tuple[str, str], ...] = ()  # the shim's JSON-RPC lines of this run (direction, line)
 
+
+# The scenario-level stage, for the port-relative relations (scenario/relations.py): given
+# the rules to judge, it starts what may run beside the variant (a counterpart on a shim of
+# its own) and returns what fills the record's counterparts once the run is over (called
+# with None when the run gave no record, so nothing is left running).
+Relate = Callable[[list[str]], Callable[[RunRecord | None], None]]
 
 # Between evaluation and judgement: the outcomes (and the ledger they answer to) as placed.
 Settle = Callable[[list[Outcome], RunRecord | None, Facts], tuple[list[Outcome], Ledger]]
@@ -116,12 +123,20 @@ def judge_variant(
     ledger: Ledger,
     level: Callable[[str], str],
     *,
+    relate: Relate | None = None,
     settle: Settle | None = None,
 ) -> Result:
-    """Run the variant, evaluate ``rules`` on its record, judge the outcomes against
-    ``ledger``. Without ``settle`` a failure another failure explains is not judged
-    (one cause, one failure); with it, every failure is kept for ``settle`` to place."""
-    ran = run(facts, rules)
+    """Run the variant (and, with ``relate``, the counterparts its relations compare with),
+    evaluate ``rules`` on its record, judge the outcomes against ``ledger``. Without
+    ``settle`` a failure another failure explains is not judged (one cause, one failure);
+    with it, every failure is kept for ``settle`` to place."""
+    related = relate(rules) if relate is not None else None
+    ran: Ran | None = None
+    try:
+        ran = run(facts, rules)
+    finally:
+        if related is not None:
+            related(ran.record if ran is not None else None)
     if ran.record is None:
         outcomes = list(ran.unevaluated)
         if settle is None:

@@ -10,6 +10,7 @@ not in fixtures) is what lets scenario files be plain collected items.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,17 @@ from typing import Any
 import pytest
 
 from toolnexus_conformance.fake_provider import FakeProvider
-from toolnexus_conformance.helpers.errors import ShimError
+from toolnexus_conformance.helpers.errors import HarnessError, OutgoingMessageTooLarge, ShimError
 from toolnexus_conformance.run.counterparts import CounterpartRuns
+from toolnexus_conformance.run.facts import Facts
+from toolnexus_conformance.run.runner import RunRecord, run_variant
+from toolnexus_conformance.scenario.model import Variant
 from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import ResolvedPort
 from toolnexus_conformance.shim.session import Handshake, ShimSession
+from toolnexus_conformance.verdict.evaluate import unevaluated
 from toolnexus_conformance.verdict.expectations import Expectations
-from toolnexus_conformance.verdict.pipeline import Result, Results, Tally
+from toolnexus_conformance.verdict.pipeline import Ran, Relate, Result, Results, Tally
 from toolnexus_conformance.verdict.rules import Check, load_all
 from toolnexus_conformance.verdict.run_completeness import RunCoverage
 from toolnexus_conformance.verdict.selection import RuleInfo, load_rules, selected
@@ -110,6 +115,51 @@ class ConformanceSession:
                 self.worker_handshake = self._shim.handshake.raw
             self._shim.close()
             self._shim = None
+
+    def run(self, variant: Variant, facts: Facts, rules: list[str]) -> Ran:
+        """Run ``variant`` through the port's shim: the pipeline's run step. A shim that does
+        not answer fails every rule as transport; a variant needing a capability the port
+        does not declare, as capability; scenario data too large to send, as scenario."""
+        try:
+            handshake = self.handshake()
+        except ShimError as exc:
+            return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), exc.stderr_tail)
+        missing = sorted(variant.requires - set(handshake.capabilities))
+        if missing:
+            why = f"the port does not declare the capabilities {missing} this variant needs"
+            return Ran(None, tuple(unevaluated(rules, "capability", why)))
+        shim = self.shim()
+        mark = shim.process.transcript.mark()
+        try:
+            record = run_variant(variant, shim, self.provider(), timeout=self.port.timeout, facts=facts)
+        except OutgoingMessageTooLarge as exc:  # the scenario's data, not the shim: no stderr to blame
+            why = f"scenario file {variant.scenario.path.name}: {exc}"
+            return Ran(None, tuple(unevaluated(rules, "scenario", why)))
+        except HarnessError as exc:
+            # The exception holds the crashed process's stderr; the shim may have a new one by now.
+            stderr = getattr(exc, "stderr_tail", "") or shim.process.stderr_tail()
+            transcript = tuple(shim.process.transcript.since(mark))
+            return Ran(None, tuple(unevaluated(rules, "transport", str(exc))), stderr, transcript=transcript)
+        return Ran(record, (), shim.process.stderr_tail(), transcript=tuple(shim.process.transcript.since(mark)))
+
+    def relations(self, variant: Variant) -> Relate:
+        """The pipeline's relate stage for ``variant``: its counterparts, run on this port
+        (or on its baseline build, beside the port's own run)."""
+
+        def relate(rules: list[str]) -> Callable[[RunRecord | None], None]:
+            handshake = self.known_handshake()
+            if handshake is None:  # no shim has answered yet: the run step starts it, relate after
+                return lambda record: relate_after(rules, record)
+            if not variant.requires <= set(handshake.capabilities):
+                return _nothing  # the run step reports the capability
+            return self.counterparts.relate(variant, rules, handshake, self.shim(), self.provider(), self.port.timeout)
+
+        def relate_after(rules: list[str], record: RunRecord | None) -> None:
+            handshake = self.known_handshake()
+            if record is not None and handshake is not None:
+                self.counterparts.relate(variant, rules, handshake, self.shim(), self.provider(), self.port.timeout)(record)
+
+        return relate
 
     def _abort_if_never_started(self, exc: ShimError) -> None:
         """A shim that fails its first handshakes will fail every variant the same way: stop
@@ -241,6 +291,10 @@ class ConformanceSession:
 
 EVIDENCE_LINES = 30
 EVIDENCE_LINE_WIDTH = 400
+
+
+def _nothing(record: RunRecord | None) -> None:
+    """No counterparts to fill."""
 
 
 def _evidence_lines(messages: tuple[str, ...]) -> list[str]:
