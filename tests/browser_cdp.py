@@ -4,7 +4,9 @@ harness writes (tests/test_parity_html.py).
 Chromium speaks the protocol over a pair of pipes (``--remote-debugging-pipe``: it reads
 NUL-terminated JSON commands on fd 3 and writes replies and events on fd 4), so no websocket
 client and no port are needed. The browser runs with a fresh profile, no network features
-and no sandbox (tests run as root in containers), and is killed when the context ends.
+and no sandbox (tests run as root in containers). Closing asks it to quit, then kills its
+whole process group: Chromium's helpers (renderer, crashpad) outlive a killed parent and keep
+writing to the profile, so the profile is removed only once none of them is left.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -47,7 +50,7 @@ class Browser:
     """One Chromium process and one page in it; ``events`` keeps every event seen."""
 
     def __init__(self, program: str) -> None:
-        self._profile = tempfile.TemporaryDirectory(prefix="cdp-profile-")
+        self._profile = tempfile.mkdtemp(prefix="cdp-profile-")
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
 
@@ -57,12 +60,13 @@ class Browser:
             os.dup2(replies, 4)
 
         self._process = subprocess.Popen(
-            [program, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile.name}", "about:blank"],
+            [program, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=wire_pipes,  # noqa: PLW1509 - only dup2 before exec
             close_fds=False,  # fds 3 and 4 exist only in the child, made by wire_pipes
+            start_new_session=True,  # its helpers share its process group, so close() reaches them
         )
         os.close(to_child_r)
         os.close(from_child_w)
@@ -79,7 +83,15 @@ class Browser:
 
     def close(self) -> None:
         if self._process.poll() is None:
-            self._process.kill()
+            try:
+                self.send("Browser.close", page=False)
+                self._process.wait(timeout=10)
+            except (BrowserError, OSError, subprocess.TimeoutExpired):
+                pass
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)  # helpers left behind by the browser
+        except ProcessLookupError:
+            pass
         self._process.wait(timeout=30)
         for fd in (self._to_child, self._from_child):
             try:
@@ -88,7 +100,21 @@ class Browser:
                 pass
         if self._process.stderr is not None:
             self._process.stderr.close()
-        self._profile.cleanup()
+        self._remove_profile()
+
+    def _remove_profile(self) -> None:
+        """The profile gone; a helper still exiting may write a last file, so try again briefly."""
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                shutil.rmtree(self._profile)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     def send(self, method: str, params: dict[str, Any] | None = None, *, page: bool = True) -> dict[str, Any]:
         """A command and its result (to the page's session unless ``page`` is false)."""
