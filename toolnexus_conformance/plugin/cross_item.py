@@ -35,7 +35,7 @@ from toolnexus_conformance.verdict.evaluate import (
     unevaluated,
 )
 from toolnexus_conformance.verdict.judge import Ledger, Listing, Verdict, rule_problem
-from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant, variant_facts
+from toolnexus_conformance.verdict.pipeline import Ran, Result
 from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
 
 __all__ = ["CrossVariantItem"]
@@ -113,13 +113,8 @@ class CrossVariantItem(VariantItem):
             places.update(where)
             return placed, _PlacedLedger(cross, where)
 
-        result = judge_variant(
-            variant_facts(self.variant),
-            lambda facts, rules: self._run_cross(conformance, resumer, facts, rules, timeout),
-            self.rules,
-            conformance.checks,
-            conformance.expectations,
-            conformance.level,
+        result = conformance.judge(
+            self.variant, self.rules, run=lambda facts, rules: self._run_cross(conformance, resumer, facts, rules, timeout),
             settle=settle,
         )
         if result.failed:

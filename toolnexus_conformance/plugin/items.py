@@ -24,7 +24,7 @@ from toolnexus_conformance.run.facts import Facts
 from toolnexus_conformance.run.runner import RunRecord
 from toolnexus_conformance.scenario.model import ScenarioError, Variant, load_scenario
 from toolnexus_conformance.verdict.judge import Verdict, rule_problem
-from toolnexus_conformance.verdict.pipeline import Ran, Result, judge_variant, variant_facts
+from toolnexus_conformance.verdict.pipeline import Ran, Result
 from toolnexus_conformance.verdict.rules.golden import golden_payload
 from toolnexus_conformance.verdict.selection import golden_owner_of, judged_rules
 from toolnexus_conformance.verdict.session import SESSION_KEY, ConformanceSession
@@ -84,15 +84,7 @@ class VariantItem(pytest.Item):
 
     def runtest(self) -> None:
         conformance: ConformanceSession = self.config.stash[SESSION_KEY]
-        result = judge_variant(
-            variant_facts(self.variant),
-            lambda facts, rules: self._run(conformance, facts, rules),
-            self.rules,
-            conformance.checks,
-            conformance.expectations,
-            conformance.level,
-            relate=conformance.relations(self.variant),
-        )
+        result = conformance.judge(self.variant, self.rules, run=lambda facts, rules: self._run(conformance, facts, rules))
         if result.failed:
             result = replace(result, rerun=rerun_command(self, conformance.port.selector, conformance.expectations.path))
         conformance.add_result(result)

@@ -28,10 +28,19 @@ from toolnexus_conformance.shim.ports import ResolvedPort
 from toolnexus_conformance.shim.session import Handshake, ShimSession
 from toolnexus_conformance.verdict.evaluate import unevaluated
 from toolnexus_conformance.verdict.expectations import Expectations
-from toolnexus_conformance.verdict.pipeline import Ran, Relate, Result, Results, Tally
+from toolnexus_conformance.verdict.pipeline import (
+    Ran,
+    Relate,
+    Result,
+    Results,
+    Settle,
+    Tally,
+    judge_variant,
+    variant_facts,
+)
 from toolnexus_conformance.verdict.rules import Check, load_all
 from toolnexus_conformance.verdict.run_completeness import RunCoverage
-from toolnexus_conformance.verdict.selection import RuleInfo, load_rules, selected
+from toolnexus_conformance.verdict.selection import RuleInfo, judged_rules, load_rules, selected
 
 __all__ = ["SESSION_KEY", "ConformanceSession"]
 
@@ -115,6 +124,35 @@ class ConformanceSession:
                 self.worker_handshake = self._shim.handshake.raw
             self._shim.close()
             self._shim = None
+
+    def judge(
+        self,
+        variant: Variant,
+        rules: list[str] | None = None,
+        *,
+        run: Callable[[Facts, list[str]], Ran] | None = None,
+        settle: Settle | None = None,
+    ) -> Result:
+        """``variant``'s verdict on this session's port: the one pipeline every caller goes
+        through (:func:`judge_variant` with this session's checks, expectations, levels and,
+        unless ``settle`` places the outcomes itself, its relations). ``rules`` defaults to
+        what the session's filters select; ``run`` to :meth:`run` (a caller that keeps what a
+        run gave, or runs it elsewhere, passes its own)."""
+        chosen = judged_rules(variant, self.rule_filters) if rules is None else rules
+
+        def run_here(facts: Facts, judged: list[str]) -> Ran:
+            return self.run(variant, facts, judged)
+
+        return judge_variant(
+            variant_facts(variant),
+            run or run_here,
+            chosen,
+            self.checks,
+            self.expectations,
+            self.level,
+            relate=None if settle is not None else self.relations(variant),
+            settle=settle,
+        )
 
     def run(self, variant: Variant, facts: Facts, rules: list[str]) -> Ran:
         """Run ``variant`` through the port's shim: the pipeline's run step. A shim that does
