@@ -131,7 +131,7 @@ def _wait_until_searching(run: subprocess.Popen[str], workers: int) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         shims = [p for p in proc_tree.descendants(run.pid)
-                 if any(arg.endswith(("fork_client.py", "shims/reference/shim.py")) for arg in proc_tree.cmdline(p))]
+                 if any(arg.endswith("shims/reference/shim.py") for arg in proc_tree.cmdline(p))]
         if len(shims) >= wanted:
             time.sleep(0.5)
             return

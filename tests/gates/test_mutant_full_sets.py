@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -21,27 +20,26 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mutants"))
 
 from catalog import load  # noqa: E402
-from kill_pool import kill_all, requested  # noqa: E402
-from kill_runner import KillReport, scenario_files  # noqa: E402
+from kill_runner import MutantShims, kill, scenario_files  # noqa: E402
 from kill_scope import PIN_COMMAND, Fired, hidden_by, hidden_variants, load_pins, stale  # noqa: E402
 from kill_verdict import message, problems  # noqa: E402
+from warm_shims import mutant_shims  # noqa: E402
 
 MUTANTS = load()
 pytestmark = pytest.mark.slow  # every mutant over its full scenario set
 
 
-@pytest.fixture(scope="session")
-def full_reports(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[KillReport]]]:
-    wanted = requested(request.session.items, "test_full_set_shows_nothing_the_scope_hides")
-    with kill_all(wanted, lambda name: scenario_files(MUTANTS[name].kills), "full") as futures:
-        yield futures
+@pytest.fixture(scope="module")
+def shims() -> Iterator[MutantShims]:
+    with mutant_shims() as started:
+        yield started
 
 
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_full_set_shows_nothing_the_scope_hides(name: str, full_reports: dict[str, Future[KillReport]]) -> None:
+def test_full_set_shows_nothing_the_scope_hides(name: str, shims: MutantShims) -> None:
     mutant = MUTANTS[name]
-    report = full_reports[name].result()
+    report = kill(name, scenario_files(mutant.kills), shims)
     found = problems(mutant, report)
     why = stale(name, report.run.files)
     if why:

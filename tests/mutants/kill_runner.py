@@ -1,42 +1,45 @@
-"""Runs the conformance suite against one mutant shim and reads which rules it fired.
+"""Judges the conformance suite's scenarios on one mutant shim and reads which rules fired.
 
-A run is ``python -m pytest --port-cmd "<python> tests/mutants/mutant_shim.py NAME"
---conformance-report=R.json <scenario files>`` in a process of its own from the repository
-root (forked from a warm fork server: ``forked_pytest``),
-over scenarios that exercise one of the mutant's rules (all of them, ``scenario_files``, or
-the pinned scope of ``kill_scope``), with *every* rule of those scenarios checked (no ``--rule`` filter, no ``-x``): the JSON report then lists each
-``variant::rule`` that failed, so a test can assert both recall (the mutant's rules fire)
-and precision (no other rule fires).
+A kill run is a :class:`ConformanceSession` of the product on a port whose shim is the mutant
+(``tests/mutants/mutant_shim.py NAME``, forked from the mutants' zygote while one serves:
+``warm_shims``) with the unmutated reference without relay as its baseline, judging every
+variant of the given scenarios through the session's one pipeline (``ConformanceSession.judge``)
+with *every* rule of each variant checked (no filter, no expectations): the results then
+list each ``variant::rule`` that failed, so a test can assert both recall (the mutant's
+rules fire) and precision (no other rule fires). What a run fired is read from those results
+(``KillRun.of``), in the shape of the JSON conformance report.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from toolnexus_conformance.scenario.model import Variant, load_scenario
+from toolnexus_conformance.shim.launchers import port_session
+from toolnexus_conformance.shim.ports import FORKED, PLAIN, ResolvedPort, resolve
+from toolnexus_conformance.verdict.expectations import collapse_capability
+from toolnexus_conformance.verdict.expectations import load as no_expectations
+from toolnexus_conformance.verdict.pipeline import Result, Results
 from toolnexus_conformance.verdict.selection import IMPLICIT_RULES
+from toolnexus_conformance.verdict.session import ConformanceSession
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "fixtures" / "scenarios"
-RUN_TIMEOUT_S = 600
-OTHER_WORKER_TIMEOUT_S = RUN_TIMEOUT_S * 2  # how long a worker waits for the host's next report
-POLL_S = 0.05  # a file check: cheap, and the reading test waits no longer than it must
+MUTANT_SHIM = Path(__file__).resolve().with_name("mutant_shim.py")
+SHIM_TIMEOUT_S = 20.0  # per shim call: a mutant that hangs is a failure, not a stuck test
 # a crash, a missing capability or a check that raised proves nothing
 UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
 # A golden comparison sees every observable, so any behaviour change may fire these too.
 GOLDEN_COMPANIONS = frozenset({"golden.observables", "absent.byte-identical", "relay.uncalled-inert", "stream.same-observables"})
 RELAY_FREE_RULES = frozenset({"absent.byte-identical", "relay.uncalled-inert"})
-
-# Runs ``pytest ARGS`` from the repository root within a time limit: (exit status, output).
-Runner = Callable[[list[str], float], tuple[int, str]]
+STDERR_SHOWN = 15  # lines of a failed variant's shim stderr in a run's output
 
 
 def scenario_of(text: str) -> str:
@@ -47,29 +50,39 @@ def scenario_of(text: str) -> str:
 @dataclass
 class KillRun:
     files: tuple[str, ...]
-    returncode: int
-    output: str
+    returncode: int  # 1: some variant failed, 0: none did
+    output: str  # each failed variant as its failure reads: rules, reasons, evidence, shim stderr
     seconds: float
-    report: dict[str, object] | None
+    report: dict[str, object] | None  # {"failures": {variant::rule: {"reason"}}, "gaps": {rule: [text]}}
+
+    @classmethod
+    def of(cls, files: tuple[str, ...], results: Results, seconds: float) -> KillRun:
+        """A run's record from the session's results stream."""
+        # Capability failures are one line per variant ("variant::*"), as in the JSON report.
+        observed = collapse_capability({key: (rv.outcome.reason, "") for key, rv in results.failures()})
+        failures = {key: {"reason": reason} for key, (reason, _) in observed.items()}
+        gaps = {rule: texts for rule, texts in sorted(results.tally().gaps.items())}
+        failed = list(results.failed())
+        return cls(files, 1 if failed else 0, "\n".join(_failure_lines(failed)), seconds,
+                   {"failures": dict(sorted(failures.items())), "gaps": gaps})
 
     def failures(self) -> Iterator[tuple[str, str, str]]:
-        """(rule, variant id, reason) of each failure of the JSON report ("*": the variant as a whole)."""
+        """(rule, variant id, reason) of each failure of the report ("*": the variant as a whole)."""
         failures = (self.report or {}).get("failures") or {}
         assert isinstance(failures, dict)
         for key, entry in failures.items():
             variant, _, rule = key.partition("::")
-            for one in rule.split(",") if rule else ["*"]:
-                yield one, variant, str(entry["reason"])
+            yield rule, variant, str(entry["reason"])
 
     def gap_texts(self) -> Iterator[tuple[str, str]]:
-        """(advisory rule, text) of each spec gap of the JSON report."""
+        """(advisory rule, text) of each spec gap of the report."""
         gaps = (self.report or {}).get("gaps") or {}
         assert isinstance(gaps, dict)
         for rule, texts in gaps.items():
             yield from ((rule, str(text)) for text in texts)
 
     def fired(self) -> dict[str, dict[str, set[str]]]:
-        """rule -> scenario id -> failure reasons, from the JSON report's failures."""
+        """rule -> scenario id -> failure reasons, from the report's failures."""
         found: dict[str, dict[str, set[str]]] = {}
         for rule, variant, reason in self.failures():
             found.setdefault(rule, {}).setdefault(scenario_of(variant), set()).add(reason)
@@ -81,6 +94,17 @@ class KillRun:
         for rule, text in self.gap_texts():
             found.setdefault(rule, set()).add(scenario_of(text))
         return found
+
+
+def _failure_lines(failed: list[Result]) -> Iterator[str]:
+    for result in failed:
+        verdict = result.verdict
+        yield f"FAILED {verdict.node_id}"
+        for rv in verdict.rules:
+            if rv.is_problem:
+                yield f"  [{rv.rule}] {rv.outcome.reason}"
+                yield from (f"    {line}" for message in rv.outcome.evidence for line in message.splitlines())
+        yield from (f"  | {line}" for line in result.stderr_lines()[-STDERR_SHOWN:])
 
 
 @dataclass
@@ -132,66 +156,50 @@ def scenario_files(rules: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def cold_shim(python: str = sys.executable) -> str:
-    """The command (before the mutant's name) that starts a mutant shim from scratch."""
-    return f"{shlex.quote(python)} tests/mutants/mutant_shim.py"
+@dataclass(frozen=True)
+class MutantShims:
+    """How a kill run starts its shims: the mutants' zygote socket ("" while none serves:
+    each mutant shim starts cold) and the unmutated reference without relay, every
+    mutant's absent.byte-identical baseline (as reference-norelay is the reference's)."""
+
+    zygote_socket: str
+    baseline: ResolvedPort
+
+    def port(self, mutant: str) -> ResolvedPort:
+        argv = [sys.executable, str(MUTANT_SHIM), mutant]
+        if self.zygote_socket:
+            return ResolvedPort(f"mutant {mutant}", argv, SHIM_TIMEOUT_S, {}, launch=FORKED, fork_server=self.zygote_socket)
+        return ResolvedPort(f"mutant {mutant}", argv, SHIM_TIMEOUT_S, {}, launch=PLAIN)
 
 
-def pytest_args(mutant: str, files: tuple[str, ...], report: Path, *, shim: str | None = None) -> list[str]:
-    """The arguments of ``python -m pytest`` for one kill run; ``shim`` starts a mutant shim
-    given the mutant's name (``cold_shim()``, or a warm zygote's client: ``kill_pool``)."""
-    command = f"{shim or cold_shim()} {mutant}"
-    return ["-q", "--port-cmd", command, "--baseline-cmd", baseline_shim(), "--port-timeout", "20",
-            f"--conformance-report={report}", *files]
+def cold_baseline() -> ResolvedPort:
+    """The registry's reference-norelay at the kill runs' timeout (its own zygote per session)."""
+    return resolve("reference-norelay", None, None, SHIM_TIMEOUT_S)
 
 
-def baseline_shim(python: str = sys.executable) -> str:
-    """The unmutated reference without relay support: every mutant's absent.byte-identical
-    baseline, as reference-norelay is the reference's."""
-    return f"{shlex.quote(python)} shims/reference/shim.py --no-relay"
+def variants_of(files: tuple[str, ...]) -> Iterator[Variant]:
+    """The variants ``files`` name, in order: a scenario file's every variant, or
+    ``FILE::VARIANT`` one of them (as on pytest's command line)."""
+    for one in files:
+        path, _, node = one.partition("::")
+        for variant in load_scenario(ROOT / path).variants():
+            if not node or variant.node_id == node:
+                yield variant
 
 
-def run_once(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None = None) -> KillRun:
+def kill(mutant: str, files: tuple[str, ...], shims: MutantShims) -> KillReport:
+    """Judge every variant of ``files`` on mutant ``mutant``, in this process."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix=f"mutant-{mutant}-") as folder:
-        target = Path(folder) / "report.json"
-        returncode, output = runner(pytest_args(mutant, files, target, shim=shim), RUN_TIMEOUT_S)
-        report = json.loads(target.read_text(encoding="utf-8")) if target.exists() else None
-    return KillRun(files, returncode, output, time.monotonic() - started, report)
+    session = ConformanceSession(port=shims.port(mutant), expectations=no_expectations(None), rule_filters=[],
+                                 validate_shim=False, artifacts=None, update_goldens=False)
+    session.stops_on_dead_shim = False  # a mutant that never starts fails its variants as transport
+    session.counterparts.baseline = shims.baseline
+    session.counterparts.start = lambda port: port_session(port)
+    try:
+        for variant in variants_of(files):
+            session.add_result(session.judge(variant))
+    finally:
+        session.close()
+    return KillReport(mutant, [KillRun.of(files, session.results, time.monotonic() - started)])
 
 
-def kill(mutant: str, files: tuple[str, ...], runner: Runner, shim: str | None = None) -> KillReport:
-    report = KillReport(mutant)
-    report.runs.append(run_once(mutant, files, runner, shim))
-    return report
-
-
-def read_shared(mutant: str, shared: Path) -> KillReport | None:
-    """The report another process of the run wrote for ``mutant`` to ``shared``; None while
-    it has not (it is written whole: ``kill_and_share``)."""
-    done = shared / f"{mutant}.json"
-    if not done.exists():
-        return None
-    raw = json.loads(done.read_text(encoding="utf-8"))
-    return KillReport(mutant, [KillRun(tuple(r["files"]), r["returncode"], r["output"], r["seconds"], r["report"])
-                               for r in raw["runs"]])
-
-
-def timed_out(mutant: str) -> KillReport:
-    return KillReport(mutant, [KillRun((), -1, "timed out waiting for another worker's run", 0.0, None)])
-
-
-def kill_and_share(
-    mutant: str, files: tuple[str, ...], shared: Path | None, runner: Runner, shim: str | None = None
-) -> KillReport:
-    """``kill``, and its report written whole to ``shared`` (a folder all xdist workers of one
-    run agree on), where the workers that do not host the pass read it (``read_shared``)."""
-    if shared is None:
-        return kill(mutant, files, runner, shim)
-    shared.mkdir(parents=True, exist_ok=True)
-    done = shared / f"{mutant}.json"
-    report = kill(mutant, files, runner, shim)
-    partial = done.with_suffix(".partial")
-    partial.write_text(json.dumps(asdict(report)), encoding="utf-8")
-    partial.replace(done)
-    return report

@@ -14,8 +14,8 @@ was kept for (``choose_variants``: for every rule that fired there in the full-s
 variant where it fired the same way; one variant of the control), so a scoped run is a few
 variants per scenario, not all of them.
 
-That claim is checked twice: the scoped run must fire every pinned rule (the fast check, in
-every test run), and ``tests/gates/test_mutant_full_sets.py`` runs each mutant over its full
+That claim is checked twice: the scoped run must fire every pinned rule in every scenario of
+the scope it was pinned in (the fast check, in every test run), and ``tests/gates/test_mutant_full_sets.py`` runs each mutant over its full
 set and fails if a rule fires there in no scenario of the scope, or in none of a scoped scenario's
 kept variants (the proof, with the gates).
 The pin is stale when the catalogue or a mutant's full set changes; ``python
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from kill_runner import SCENARIOS, UNTRUSTED_REASONS, KillRun, scenario_of
+from kill_runner import SCENARIOS, UNTRUSTED_REASONS, KillRun, scenario_files, scenario_of
 
 SCOPE_FILE = Path(__file__).with_name("kill_scope.json")
 PIN_COMMAND = "python tests/mutants/pin_kill_scope.py"
@@ -95,6 +95,14 @@ class Pin:
             for arg in ([f"{SCENARIO_FOLDER}{s}.json::{v}" for v in self.variants[s]] if s in self.variants
                         else [f"{SCENARIO_FOLDER}{s}.json"])
         )  # fmt: skip
+
+
+def scoped_files(name: str) -> tuple[str, ...]:
+    """Mutant ``name``'s pinned scope; its full set while the pin is stale (a test says so)."""
+    from catalog import load
+
+    full = scenario_files(load()[name].kills)
+    return full if stale(name, full) else load_pins()[name].scope_files()
 
 
 def scenario_id(file: str) -> str:
@@ -180,11 +188,21 @@ def hidden_variants(pin: Pin, run: KillRun) -> list[str]:
     return problems
 
 
-def missing_now(pin: Pin, now: Fired) -> list[str]:
-    """Each rule the pinned full-set run fired that a scoped run ``now`` did not: the pin no
-    longer describes the mutant, so its scope may hide what the full set fires."""
-    return [f"{rule}: fired on the full set when pinned, not in the scope now (re-pin: {PIN_COMMAND})"
-            for rule in sorted(pin.fired.rules() - now.rules())]
+def missing_now(pin: Pin, run: KillRun) -> list[str]:
+    """Each rule the pinned full-set run fired in a scenario of the scope that the scoped
+    ``run`` did not fire there the same way (for a trusted reason, at all, or as a gap): the
+    pin no longer describes the mutant, so its scope may hide what the full set fires."""
+    now = Fired.of(run)
+    fired_at_all = {rule: set(by_scenario) for rule, by_scenario in run.fired().items()}
+    problems = []
+    for kind, pinned, found in (("trusted", pin.fired.trusted, now.trusted), ("gap", pin.fired.gaps, now.gaps),
+                                ("untrusted", pin.fired.untrusted_only, fired_at_all)):  # fmt: skip
+        for rule, scenarios in sorted(pinned.items()):
+            lost = sorted((set(scenarios) & set(pin.scope)) - set(found.get(rule, ())))
+            if lost:
+                problems.append(f"{rule} ({kind}): fired in {lost} on the full set when pinned, "
+                                f"not in the scope now (re-pin: {PIN_COMMAND})")
+    return problems
 
 
 def hidden_by(scope: list[str], fired: Fired) -> list[str]:

@@ -21,8 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def main(argv: list[str]) -> int:
     from catalog import load
-    from kill_pool import kill_all
-    from kill_runner import scenario_files
+    from kill_runner import kill, scenario_files
     from kill_scope import (
         Fired,
         Pin,
@@ -35,6 +34,7 @@ def main(argv: list[str]) -> int:
         write_pins,
     )
     from kill_verdict import problems
+    from warm_shims import mutant_shims
 
     # A scenario's number of variants: what running it costs, roughly.
     cost = {scenario: len(variants) for scenario, variants in variants_now().items()}
@@ -50,9 +50,9 @@ def main(argv: list[str]) -> int:
     pins = {name: pin for name, pin in load_pins().items() if name in mutants}
     began = time.monotonic()
     failed = 0
-    with kill_all(names, lambda name: scenario_files(mutants[name].kills), "pin") as futures:
-        for name, future in futures.items():
-            report = future.result()
+    with mutant_shims() as shims:
+        for name in names:
+            report = kill(name, scenario_files(mutants[name].kills), shims)
             found = problems(mutants[name], report)
             if found:
                 failed += 1

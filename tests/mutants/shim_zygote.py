@@ -4,9 +4,10 @@ A mutant shim started as ``python tests/mutants/mutant_shim.py NAME`` spends mos
 start importing the reference shim, reference_py and its HTTP stack before it reads a line,
 and a scoped mutant pass starts well over a hundred of them. This program imports all of that once, then
 serves as the harness's fork server (``toolnexus_conformance/shim/fork_server.py``) on the Unix socket
-``SOCKET``: each child applies the mutant its client names (``fork_client.py SOCKET NAME
-[--no-relay]``) to its own copy of the shim module and serves shim protocol v1, exactly as
-``mutant_shim.py`` does.
+``SOCKET``: each child, forked for a session whose port starts ``mutant_shim.py NAME
+[--no-relay]`` with the ``forked`` launch (``kill_runner.MutantShims``), applies that mutant
+to its own copy of the shim module and serves shim protocol v1, exactly as ``mutant_shim.py``
+does.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def main(argv: list[str]) -> int:
     mutants, shim = preload()
 
     def become(args: list[str]) -> int:
-        shim_argv = ["mutant_shim.py", *args]  # as mutant_shim.py would get it
+        shim_argv = list(args)  # SCRIPT NAME [--no-relay], as mutant_shim.py gets its argv
         sys.argv = shim_argv
         return mutant_shim.serve_loaded(shim_argv, mutants, shim)
 

@@ -61,13 +61,23 @@ def test_fired_splits_trusted_untrusted_and_gaps_as_the_mutation_tests_judge() -
     assert fired.gaps == {"rule.gap": ["s1"]}
 
 
-def test_a_scoped_run_missing_a_pinned_rule_says_to_re_pin() -> None:
-    pin = Pin(FULL, choose_scope(FULL, FIRED), FIRED)
-    now = Fired(trusted={"rule.one": ["a"], "rule.two": ["c"], "rule.three": ["e"]}, gaps={"rule.gap": ["e"]})
-    assert missing_now(pin, now) == [
-        "rule.crash: fired on the full set when pinned, not in the scope now (re-pin: python tests/mutants/pin_kill_scope.py)"
+def test_a_scoped_run_missing_a_pinned_rule_or_scenario_says_to_re_pin() -> None:
+    pin = Pin(FULL, ["a", "c", "d", "e"], FIRED)
+    everything = _run({"a[x]::rule.one": "divergence", "c[x]::rule.one": "divergence", "c[x]::rule.two": "divergence",
+                       "d[x]::rule.two": "divergence", "e[x]::rule.three": "divergence", "d[x]::rule.crash": "transport"},
+                      {"rule.gap": ["e[x]: odd"]})  # fmt: skip
+    assert missing_now(pin, everything) == []
+    # rule.two no longer fires in d, rule.crash not at all, the gap is gone: each is named.
+    fewer = _run({"a[x]::rule.one": "divergence", "c[x]::rule.one": "divergence", "c[x]::rule.two": "divergence",
+                  "e[x]::rule.three": "divergence"})  # fmt: skip
+    re_pin = "not in the scope now (re-pin: python tests/mutants/pin_kill_scope.py)"
+    assert missing_now(pin, fewer) == [
+        f"rule.two (trusted): fired in ['d'] on the full set when pinned, {re_pin}",
+        f"rule.gap (gap): fired in ['e'] on the full set when pinned, {re_pin}",
+        f"rule.crash (untrusted): fired in ['d'] on the full set when pinned, {re_pin}",
     ]
-    assert missing_now(pin, FIRED) == []
+    # Where the scope keeps a scenario the pin did not see the rule in, nothing is asked of it.
+    assert missing_now(Pin(FULL, ["quiet"], FIRED), _run({})) == []
 
 
 def test_a_mutant_without_a_current_pin_is_stale() -> None:

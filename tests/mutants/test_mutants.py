@@ -4,26 +4,26 @@ most, the golden comparisons that see every observable) — a check that fires u
 rule's id fails here — with a readable failure; every normative rule of fixtures/rules.json
 must have a mutant, and be killed in at least two distinct scenarios.
 
-The mutant runs are pytest sessions of their own (pytest + a mutant shim each, every rule
-checked, read back from the JSON conformance report), run together on a small pool
-(``kill_pool``). Here each mutant runs on its pinned scope (``kill_scope``): the fewest
-scenarios of its full set that fire every rule the full set fires, each in two scenarios;
+Each mutant's test judges its pinned scope (``kill_scope``: the fewest scenarios of its full
+set that fire every rule the full set fires, each in two scenarios) on the mutant shim, in
+this process, through the conformance session's pipeline (``kill_runner.kill``); the run
+must fire every pinned rule in every scenario of the scope the pin says it fired in. So the
+pins, which those tests hold to what the mutants do now, say where each rule is killed;
 ``tests/gates/test_mutant_full_sets.py`` runs the full sets and proves the scopes hide nothing.
-The pass starts when collection ends and runs beside the session's other tests
-(``conftest.py``, ``scoped_pool``); the ``kill_reports`` fixture hands its futures to the tests.
 """
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from catalog import load
-from kill_runner import ROOT, KillReport, scenario_files
-from kill_scope import PIN_COMMAND, Fired, load_pins, missing_now, stale
+from kill_runner import ROOT, MutantShims, kill, scenario_files
+from kill_scope import PIN_COMMAND, load_pins, missing_now, scoped_files, stale
 from kill_verdict import message, problems
+from warm_shims import mutant_shims
 
 MUTANTS = load()
 MIN_SCENARIOS_PER_RULE = 2
@@ -34,16 +34,20 @@ def normative_rules() -> list[str]:
     return [r["id"] for r in rules if r["level"] == "normative"]
 
 
-@pytest.mark.timeout(900)
-@pytest.mark.late
+@pytest.fixture(scope="module")
+def shims() -> Iterator[MutantShims]:
+    with mutant_shims() as started:
+        yield started
+
+
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_mutant_is_killed(name: str, kill_reports: dict[str, Future[KillReport]]) -> None:
+def test_mutant_is_killed(name: str, shims: MutantShims) -> None:
     mutant = MUTANTS[name]
-    report = kill_reports[name].result()
+    report = kill(name, scoped_files(name), shims)
     found = problems(mutant, report)
-    pin = None if stale(name, scenario_files(mutant.kills)) else load_pins()[name]
-    if pin is not None and report.run.report is not None:
-        found.extend(missing_now(pin, Fired.of(report.run)))
+    if not stale(name, scenario_files(mutant.kills)):
+        found.extend(missing_now(load_pins()[name], report.run))
     assert not found, message(mutant, report, found)
 
 
@@ -57,15 +61,15 @@ def test_every_mutant_has_a_current_scope() -> None:
     )
 
 
-@pytest.mark.timeout(1800)
-@pytest.mark.late
-def test_every_normative_rule_is_killed_in_two_scenarios(kill_reports: dict[str, Future[KillReport]]) -> None:
-    """A rule killed in one scenario only may be killed by an accident of that scenario."""
+def test_every_normative_rule_is_killed_in_two_scenarios() -> None:
+    """A rule killed in one scenario only may be killed by an accident of that scenario.
+    Read from the pins: each mutant's test holds its run to where its pin says it fired."""
     killed: dict[str, set[str]] = {}
-    for name, future in kill_reports.items():
-        fired = future.result().trusted()
-        for rule in MUTANTS[name].kills:
-            killed.setdefault(rule, set()).update(fired.get(rule, set()))
+    pins = load_pins()
+    for name, mutant in MUTANTS.items():
+        pin = pins.get(name)
+        for rule in mutant.kills if pin is not None else ():
+            killed.setdefault(rule, set()).update(set(pin.fired.trusted.get(rule, [])) & set(pin.scope))
     thin = {rule: sorted(killed.get(rule, set())) for rule in normative_rules()
             if len(killed.get(rule, set())) < MIN_SCENARIOS_PER_RULE}
     assert not thin, (

@@ -1,13 +1,9 @@
-"""The mutant shims' zygote (``shim_zygote`` on toolnexus_conformance/shim/fork_server.py, ``warm_shims``): each shim it
-forks is a process of its own on the client's pipes, serves the named mutant, ends the way
-its client reports, and never outlives its client or the zygote."""
+"""The mutants' zygote (``shim_zygote`` on toolnexus_conformance/shim/fork_server.py, started by
+``warm_shims``): each shim a kill run's session starts from it is a process of its own that
+serves the named mutant, ends with its session, and never outlives the zygote."""
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -16,36 +12,34 @@ from pathlib import Path
 
 import proc_tree
 import pytest
-from kill_runner import ROOT
-from warm_shims import warm_shims
+from kill_runner import ROOT, MutantShims
+from warm_shims import mutant_shims
 
+from toolnexus_conformance.helpers.errors import ShimError
+from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.session import ShimSession
 
 
 @pytest.fixture(scope="module")
-def shim() -> Iterator[str]:
-    with warm_shims() as command:
-        assert "fork_client.py" in command, "the zygote did not come up, so the runs would start cold"
-        yield command
+def shims() -> Iterator[MutantShims]:
+    with mutant_shims() as started:
+        assert started.zygote_socket, "the zygote did not come up, so the runs would start cold"
+        yield started
 
 
-def zygote_pid(command: str) -> int:
-    socket_path = shlex.split(command)[-1]
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if any(part.endswith(b"shim_zygote.py") for part in argv) and socket_path.encode() in argv:
-                return int(name)
+def zygote_pid(socket_path: str) -> int:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            argv = proc_tree.cmdline(int(entry.name))
+            if any(part.endswith("shim_zygote.py") for part in argv) and socket_path in argv:
+                return int(entry.name)
     raise AssertionError(f"no zygote process serves {socket_path}")
 
 
 def gone_within(pids: set[int], seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2] for pid in pids):
+        if all(proc_tree.state(pid) in {"Z", "X", None} for pid in pids):
             return True
         time.sleep(0.02)
     return False
@@ -60,81 +54,47 @@ def said_within(session: ShimSession, text: str, seconds: float) -> bool:
     return True
 
 
-def handshake(process: subprocess.Popen[bytes]) -> dict:
-    assert process.stdin is not None and process.stdout is not None
-    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
-    process.stdin.write(json.dumps(request).encode() + b"\n")
-    process.stdin.flush()
-    return json.loads(process.stdout.readline())
-
-
-def test_a_warm_shim_serves_the_named_mutant_in_a_process_of_its_own(shim: str) -> None:
-    zygote = zygote_pid(shim)
+def test_a_warm_shim_serves_the_named_mutant_in_a_process_of_its_own(shims: MutantShims) -> None:
+    zygote = zygote_pid(shims.zygote_socket)
     before = proc_tree.children(zygote)
-    with ShimSession(shlex.split(f"{shim} results-reversed")) as session:
+    with port_session(shims.port("results-reversed")) as session:
         assert session.ensure_alive().port == "reference"
-        client = session.process.pid
         forked = proc_tree.children(zygote) - before
-        assert len(forked) == 1 and client not in forked, (client, forked)
+        assert forked == {session.process.pid}, (session.process.pid, forked)
         # stderr is read on its own thread: the child's line may land after the handshake.
         assert said_within(session, "mutant shim: results-reversed:", 5), session.process.stderr_tail()
     assert gone_within(forked, 5), "the shim must end with its session"
 
 
-def test_the_mutant_is_applied_in_the_child_only(shim: str) -> None:
+def test_the_mutant_is_applied_in_the_child_only(shims: MutantShims) -> None:
     """Two shims in a row from one zygote: the second is not the first one's mutant."""
     lines = []
     for name in ("results-reversed", "sequential-calls"):
-        done = subprocess.run([*shlex.split(shim), name], input=b"", capture_output=True, timeout=30, cwd=ROOT)
-        assert done.returncode == 0, done.stderr
-        lines.append(done.stderr.decode().strip().splitlines()[0])
-    assert lines[0].startswith("mutant shim: results-reversed:") and lines[1].startswith("mutant shim: sequential-calls:"), lines
+        with port_session(shims.port(name)) as session:
+            session.ensure_alive()
+            assert said_within(session, f"mutant shim: {name}:", 5), session.process.stderr_tail()
+            lines.append(session.process.stderr_tail())
+    assert "results-reversed" not in lines[1], lines[1]
 
 
-def test_the_client_ends_as_its_shim_did(shim: str) -> None:
-    done = subprocess.run([*shlex.split(shim), "no-such-mutant"], input=b"", capture_output=True, timeout=30, cwd=ROOT)
-    assert done.returncode == 2, done
-    assert b"expected one mutant name" in done.stderr
-
-
-def test_a_shim_killed_by_a_signal_kills_its_client_with_it(shim: str) -> None:
-    zygote = zygote_pid(shim)
-    before = proc_tree.children(zygote)
-    process = subprocess.Popen([*shlex.split(shim), "results-reversed"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
-    try:
-        assert "result" in handshake(process)
-        (forked,) = proc_tree.children(zygote) - before
-        os.kill(forked, signal.SIGKILL)
-        assert process.wait(10) == -signal.SIGKILL
-    finally:
-        process.kill()
-        process.wait()
-
-
-def test_killing_the_client_kills_its_shim_and_closes_the_pipes(shim: str) -> None:
-    zygote = zygote_pid(shim)
-    before = proc_tree.children(zygote)
-    process = subprocess.Popen([*shlex.split(shim), "results-reversed"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
-    assert "result" in handshake(process)
-    forked = proc_tree.children(zygote) - before
-    assert len(forked) == 1
-    process.kill()
-    process.wait()
-    assert gone_within(forked, 5), "a shim whose client was killed must not live on"
-    assert process.stdout is not None
-    assert process.stdout.read() == b"", "nothing may hold the shim's stdout open once both are gone"
+def test_an_unknown_mutant_fails_its_handshake_saying_what_was_expected(shims: MutantShims) -> None:
+    with port_session(shims.port("no-such-mutant")) as session, pytest.raises(ShimError) as raised:
+        session.ensure_alive()
+    assert "expected one mutant name" in str(raised.value) + raised.value.stderr_tail
 
 
 def test_stopping_the_zygote_ends_and_reaps_every_live_shim() -> None:
-    with warm_shims() as command:
-        zygote = zygote_pid(command)
-        process = subprocess.Popen([*shlex.split(command), "results-reversed"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
-        assert "result" in handshake(process)
+    with mutant_shims() as shims:
+        zygote = zygote_pid(shims.zygote_socket)
+        session = port_session(shims.port("results-reversed"))
+        session.ensure_alive()
         forked = proc_tree.children(zygote)
-        assert len(forked) == 1
-    assert not Path(f"/proc/{zygote}").exists(), "the zygote is reaped when the pass ends"
-    assert gone_within(forked, 5), "a live shim ends with its zygote"
-    assert process.wait(10) != 0, "its client reports that its shim did not finish"
+        assert forked == {session.process.pid}
+    try:
+        assert not Path(f"/proc/{zygote}").exists(), "the zygote is reaped when the series ends"
+        assert gone_within(forked, 5), "a live shim ends with its zygote"
+    finally:
+        session.close()
 
 
 def test_the_zygote_never_imports_the_relay_extension_for_its_children() -> None:
