@@ -4,7 +4,8 @@ failed test's rerun, then the expectations update — and reruns the gate: green
 command is taken from the job summary and run as printed (with ``python`` the interpreter
 that has the harness, as after the printed install). It needs ``go`` and a toolnexus
 checkout in ``TOOLNEXUS_SRC`` (copied, never touched); without them it is skipped, saying so.
-One scenario's variants keep it to about a minute."""
+One scenario's variants keep it to about a minute. A gate: it builds and runs a real port
+through the drop-in CI gate, as tests/gates/test_ci_gate_end_to_end.py does."""
 
 from __future__ import annotations
 
