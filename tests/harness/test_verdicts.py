@@ -76,7 +76,7 @@ def test_evaluate_reports_each_rule_once_with_its_own_evidence() -> None:
         Outcome("a.bad", "fail", "divergence", ("broken here",)),
         Outcome("a.na", "n/a", evidence=("not this variant",)),
         Outcome("a.gap", "pass", forgiven=(Forgiven("loop.assistant-content-null", "x: null vs empty"),)),
-        Outcome("a.unbound", "fail", "divergence", ("rule a.unbound has no check bound to it (harness bug)",)),
+        Outcome("a.unbound", "fail", "harness-error", ("rule a.unbound has no check bound to it (harness bug)",)),
     ]
 
 

@@ -59,7 +59,7 @@ class Outcome:
 
     ``reason`` classifies a failure: ``divergence`` (the port did something else),
     ``port-error`` (the port refused where the scenario expects no error), ``golden`` (a
-    golden comparison), ``harness-error`` (the check itself raised), or, for
+    golden comparison), ``harness-error`` (the check itself raised, or the rule has none), or, for
     ``unevaluated``, ``transport``/``capability``.
     ``forgiven`` holds differences a normalization row reports under an advisory rule.
     """
@@ -91,7 +91,7 @@ def evaluate(
     for rule in rules:
         check = checks.get(rule)
         if check is None:
-            outcomes.append(Outcome(rule, FAIL, "divergence", (f"rule {rule} has no check bound to it (harness bug)",)))
+            outcomes.append(Outcome(rule, FAIL, "harness-error", (f"rule {rule} has no check bound to it (harness bug)",)))
             continue
         try:
             found = check.run(record, facts)
