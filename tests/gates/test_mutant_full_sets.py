@@ -44,7 +44,7 @@ def test_full_set_shows_nothing_the_scope_hides(name: str, shims: MutantShims) -
     why = stale(name, report.run.files)
     if why:
         found.append(f"no scope to check ({why}): re-pin with {PIN_COMMAND}")
-    elif report.run.report is not None:
+    else:
         pin = load_pins()[name]
         hidden = [*hidden_by(pin.scope, Fired.of(report.run)), *hidden_variants(pin, report.run)]
         found.extend(f"{one} (re-pin with {PIN_COMMAND})" for one in hidden)

@@ -16,16 +16,16 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from toolnexus_conformance.scenario.model import Variant, load_scenario
-from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import FORKED, PLAIN, ResolvedPort, resolve
 from toolnexus_conformance.verdict.expectations import collapse_capability
 from toolnexus_conformance.verdict.expectations import load as no_expectations
+from toolnexus_conformance.verdict.judge import rule_problem
 from toolnexus_conformance.verdict.pipeline import Result, Results
 from toolnexus_conformance.verdict.selection import IMPLICIT_RULES
 from toolnexus_conformance.verdict.session import ConformanceSession
@@ -39,7 +39,6 @@ UNTRUSTED_REASONS = {"transport", "capability", "harness-error"}
 # A golden comparison sees every observable, so any behaviour change may fire these too.
 GOLDEN_COMPANIONS = frozenset({"golden.observables", "absent.byte-identical", "relay.uncalled-inert", "stream.same-observables"})
 RELAY_FREE_RULES = frozenset({"absent.byte-identical", "relay.uncalled-inert"})
-STDERR_SHOWN = 15  # lines of a failed variant's shim stderr in a run's output
 
 
 def scenario_of(text: str) -> str:
@@ -50,41 +49,39 @@ def scenario_of(text: str) -> str:
 @dataclass
 class KillRun:
     files: tuple[str, ...]
-    returncode: int  # 1: some variant failed, 0: none did
-    output: str  # each failed variant as its failure reads: rules, reasons, evidence, shim stderr
+    output: str  # each failed variant as its failure reads: its rules' problems, the shim's stderr
     seconds: float
-    report: dict[str, object] | None  # {"failures": {variant::rule: {"reason"}}, "gaps": {rule: [text]}}
+    failures: dict[str, str]  # "variant::rule" (rule "*": the variant as a whole) -> reason class
+    gaps: dict[str, list[str]] = field(default_factory=dict)  # advisory rule -> its spec gaps' texts
 
     @classmethod
     def of(cls, files: tuple[str, ...], results: Results, seconds: float) -> KillRun:
         """A run's record from the session's results stream."""
         # Capability failures are one line per variant ("variant::*"), as in the JSON report.
         observed = collapse_capability({key: (rv.outcome.reason, "") for key, rv in results.failures()})
-        failures = {key: {"reason": reason} for key, (reason, _) in observed.items()}
-        gaps = {rule: texts for rule, texts in sorted(results.tally().gaps.items())}
-        failed = list(results.failed())
-        return cls(files, 1 if failed else 0, "\n".join(_failure_lines(failed)), seconds,
-                   {"failures": dict(sorted(failures.items())), "gaps": gaps})
+        return cls(files, "\n".join(_failure_lines(results.failed())), seconds,
+                   {key: reason for key, (reason, _) in sorted(observed.items())}, dict(sorted(results.tally().gaps.items())))
 
-    def failures(self) -> Iterator[tuple[str, str, str]]:
-        """(rule, variant id, reason) of each failure of the report ("*": the variant as a whole)."""
-        failures = (self.report or {}).get("failures") or {}
-        assert isinstance(failures, dict)
-        for key, entry in failures.items():
+    @property
+    def failed(self) -> bool:
+        """Some variant failed (an advisory rule's gap fails none)."""
+        return bool(self.failures)
+
+    def failed_rules(self) -> Iterator[tuple[str, str, str]]:
+        """(rule, variant id, reason) of each failure."""
+        for key, reason in self.failures.items():
             variant, _, rule = key.partition("::")
-            yield rule, variant, str(entry["reason"])
+            yield rule, variant, reason
 
     def gap_texts(self) -> Iterator[tuple[str, str]]:
-        """(advisory rule, text) of each spec gap of the report."""
-        gaps = (self.report or {}).get("gaps") or {}
-        assert isinstance(gaps, dict)
-        for rule, texts in gaps.items():
-            yield from ((rule, str(text)) for text in texts)
+        """(advisory rule, text) of each spec gap."""
+        for rule, texts in self.gaps.items():
+            yield from ((rule, text) for text in texts)
 
     def fired(self) -> dict[str, dict[str, set[str]]]:
-        """rule -> scenario id -> failure reasons, from the report's failures."""
+        """rule -> scenario id -> failure reasons."""
         found: dict[str, dict[str, set[str]]] = {}
-        for rule, variant, reason in self.failures():
+        for rule, variant, reason in self.failed_rules():
             found.setdefault(rule, {}).setdefault(scenario_of(variant), set()).add(reason)
         return found
 
@@ -96,25 +93,21 @@ class KillRun:
         return found
 
 
-def _failure_lines(failed: list[Result]) -> Iterator[str]:
+def _failure_lines(failed: Iterable[Result]) -> Iterator[str]:
+    """Each failed variant as the plugin's failure names its problems (``rule_problem``),
+    then its shim's stderr tail, each line marked ``|``."""
     for result in failed:
-        verdict = result.verdict
-        yield f"FAILED {verdict.node_id}"
-        for rv in verdict.rules:
+        yield f"FAILED {result.node_id}"
+        for rv in result.verdict.rules:
             if rv.is_problem:
-                yield f"  [{rv.rule}] {rv.outcome.reason}"
-                yield from (f"    {line}" for message in rv.outcome.evidence for line in message.splitlines())
-        yield from (f"  | {line}" for line in result.stderr_lines()[-STDERR_SHOWN:])
+                yield from (f"  {line}" for line in rule_problem(rv).splitlines())
+        yield from (f"  | {line}" for line in result.stderr_lines())
 
 
-@dataclass
+@dataclass(frozen=True)
 class KillReport:
     mutant: str
-    runs: list[KillRun] = field(default_factory=list)
-
-    @property
-    def run(self) -> KillRun:
-        return self.runs[-1]
+    run: KillRun
 
     def reasons(self, rule: str) -> set[str]:
         return set().union(*self.run.fired().get(rule, {}).values())
@@ -166,10 +159,8 @@ class MutantShims:
     baseline: ResolvedPort
 
     def port(self, mutant: str) -> ResolvedPort:
-        argv = [sys.executable, str(MUTANT_SHIM), mutant]
-        if self.zygote_socket:
-            return ResolvedPort(f"mutant {mutant}", argv, SHIM_TIMEOUT_S, {}, launch=FORKED, fork_server=self.zygote_socket)
-        return ResolvedPort(f"mutant {mutant}", argv, SHIM_TIMEOUT_S, {}, launch=PLAIN)
+        return ResolvedPort(f"mutant {mutant}", [sys.executable, str(MUTANT_SHIM), mutant], SHIM_TIMEOUT_S, {},
+                            launch=FORKED if self.zygote_socket else PLAIN, fork_server=self.zygote_socket)
 
 
 def cold_baseline() -> ResolvedPort:
@@ -194,12 +185,11 @@ def kill(mutant: str, files: tuple[str, ...], shims: MutantShims) -> KillReport:
                                  validate_shim=False, artifacts=None, update_goldens=False)
     session.stops_on_dead_shim = False  # a mutant that never starts fails its variants as transport
     session.counterparts.baseline = shims.baseline
-    session.counterparts.start = lambda port: port_session(port)
     try:
         for variant in variants_of(files):
             session.add_result(session.judge(variant))
     finally:
         session.close()
-    return KillReport(mutant, [KillRun.of(files, session.results, time.monotonic() - started)])
+    return KillReport(mutant, KillRun.of(files, session.results, time.monotonic() - started))
 
 

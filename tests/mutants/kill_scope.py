@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from catalog import load
 from kill_runner import SCENARIOS, UNTRUSTED_REASONS, KillRun, scenario_files, scenario_of
 
 SCOPE_FILE = Path(__file__).with_name("kill_scope.json")
@@ -99,8 +100,6 @@ class Pin:
 
 def scoped_files(name: str) -> tuple[str, ...]:
     """Mutant ``name``'s pinned scope; its full set while the pin is stale (a test says so)."""
-    from catalog import load
-
     full = scenario_files(load()[name].kills)
     return full if stale(name, full) else load_pins()[name].scope_files()
 
@@ -140,7 +139,7 @@ def showing_variants(run: KillRun) -> Shown:
     reason), as ``any`` (any reason) and as a ``gap``. A gap whose text names no variant
     counts for every variant of its scenario (``ALL``), so no choice can miss it."""
     shown: Shown = {}
-    for rule, variant, reason in run.failures():
+    for rule, variant, reason in run.failed_rules():
         for kind in ("any", "trusted") if reason not in UNTRUSTED_REASONS else ("any",):
             shown.setdefault((kind, rule), {}).setdefault(scenario_of(variant), set()).add(variant)
     for rule, text in run.gap_texts():

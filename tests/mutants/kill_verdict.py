@@ -13,25 +13,21 @@ from kill_runner import GOLDEN_COMPANIONS, UNTRUSTED_REASONS, KillReport
 def problems(mutant: Mutant, report: KillReport) -> list[str]:
     run = report.run
     found = []
-    if run.report is None:
-        found.append(f"the run wrote no conformance report (exit {run.returncode})")
-    elif run.returncode == 0 and not all(report.killed_by(rule) for rule in mutant.kills):
+    if not run.failed and not all(report.killed_by(rule) for rule in mutant.kills):
         # (an advisory rule kills by a spec gap, which passes the run: a gap is no failure)
         found.append("the mutant survived — every variant of the scenarios exercising its rules passed")
     for rule in mutant.kills:
-        if run.report is not None and not report.killed_by(rule):
+        if not report.killed_by(rule):
             reasons = report.reasons(rule)
             why = f"only as {sorted(reasons)} (a crash proves nothing)" if reasons & UNTRUSTED_REASONS else "not at all"
             found.append(f"{rule}: the run failed but named [{rule}] {why}")
     fired = report.trusted()
-    if run.report is not None:
-        stray = sorted(set(fired) - set(mutant.kills) - set(mutant.also) - GOLDEN_COMPANIONS)
-        for rule in stray:
-            found.append(f"{rule}: fired although the mutant does not break it (in {sorted(fired[rule])}) — "
-                         "a check reporting under another rule's id, or a consequence ALSO_BREAKS should name")
-        for rule in sorted(set(mutant.also) - set(fired)):
-            found.append(f"{rule}: listed in ALSO_BREAKS but did not fire (drop it from the catalogue)")
-    if any(reason == "harness-error" for _, _, reason in run.failures()):
+    for rule in sorted(set(fired) - set(mutant.kills) - set(mutant.also) - GOLDEN_COMPANIONS):
+        found.append(f"{rule}: fired although the mutant does not break it (in {sorted(fired[rule])}) — "
+                     "a check reporting under another rule's id, or a consequence ALSO_BREAKS should name")
+    for rule in sorted(set(mutant.also) - set(fired)):
+        found.append(f"{rule}: listed in ALSO_BREAKS but did not fire (drop it from the catalogue)")
+    if any(reason == "harness-error" for _, _, reason in run.failed_rules()):
         found.append("a rule was judged by a harness error (no check bound, or a check that raised), not by a check")
     harness_lines = [line for line in run.output.splitlines() if not line.lstrip().startswith("|")]
     if any("Traceback (most recent call last)" in line for line in harness_lines):
@@ -40,7 +36,6 @@ def problems(mutant: Mutant, report: KillReport) -> list[str]:
 
 
 def message(mutant: Mutant, report: KillReport, found: list[str]) -> str:
-    lines = [line for line in report.run.output.splitlines() if not line.startswith("rules not exercised")]
-    tail = "\n".join(lines[-40:])
+    tail = "\n".join(report.run.output.splitlines()[-40:])
     return (f"mutant {mutant.name!r} ({mutant.description}) is not killed as claimed:\n  " + "\n  ".join(found)
             + f"\n--- last run output (tail) ---\n{tail}")

@@ -28,8 +28,7 @@ FIRED = Fired(
 
 
 def _run(failures: dict[str, str], gaps: dict[str, list[str]] | None = None) -> KillRun:
-    report = {"failures": {key: {"reason": reason} for key, reason in failures.items()}, "gaps": gaps or {}}
-    return KillRun(("fixtures/scenarios/a.json",), 1, "", 0.0, report)
+    return KillRun(("fixtures/scenarios/a.json",), "", 0.0, failures, gaps or {})
 
 
 def test_the_scope_shows_each_rule_in_two_scenarios_and_keeps_a_quiet_control() -> None:

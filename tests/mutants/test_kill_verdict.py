@@ -11,8 +11,7 @@ MUTANT = Mutant("m", ("rule.one",), "breaks rule.one", lambda shim: None, also=(
 
 
 def _report(failures: dict[str, str], output: str = "", gaps: dict[str, list[str]] | None = None) -> KillReport:
-    report = {"failures": {key: {"reason": reason} for key, reason in failures.items()}, "gaps": gaps or {}}
-    return KillReport("m", [KillRun(("fixtures/scenarios/s.json",), 1 if failures else 0, output, 0.0, report)])
+    return KillReport("m", KillRun(("fixtures/scenarios/s.json",), output, 0.0, failures, gaps or {}))
 
 
 def test_a_kill_by_its_rules_and_what_it_also_breaks_is_clean() -> None:

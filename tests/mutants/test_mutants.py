@@ -15,7 +15,6 @@ pins, which those tests hold to what the mutants do now, say where each rule is 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ from catalog import load
 from kill_runner import ROOT, MutantShims, kill, scenario_files
 from kill_scope import PIN_COMMAND, load_pins, missing_now, scoped_files, stale
 from kill_verdict import message, problems
-from warm_shims import mutant_shims
 
 MUTANTS = load()
 MIN_SCENARIOS_PER_RULE = 2
@@ -32,12 +30,6 @@ MIN_SCENARIOS_PER_RULE = 2
 def normative_rules() -> list[str]:
     rules = json.loads((ROOT / "fixtures" / "rules.json").read_text(encoding="utf-8"))["rules"]
     return [r["id"] for r in rules if r["level"] == "normative"]
-
-
-@pytest.fixture(scope="module")
-def shims() -> Iterator[MutantShims]:
-    with mutant_shims() as started:
-        yield started
 
 
 @pytest.mark.timeout(300)

@@ -11,7 +11,6 @@ and any other suite run unchanged.
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Generator
 from fnmatch import fnmatchcase
@@ -35,7 +34,6 @@ from toolnexus_conformance.plugin.items import ConformanceFailure, VariantItem, 
 from toolnexus_conformance.plugin.usage import check_arguments, check_xdist_stand_in
 from toolnexus_conformance.reports import run_report as report
 from toolnexus_conformance.run.counterparts import resolve_baseline
-from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import PortError, ResolvedPort, resolve
 from toolnexus_conformance.verdict.expectations import ExpectationsError, load
 from toolnexus_conformance.verdict.selection import load_rules
@@ -144,7 +142,6 @@ def pytest_configure(config: pytest.Config) -> None:
 def _configure_baseline(config: pytest.Config, conformance: ConformanceSession, port_cmd: str | None) -> None:
     """The port's build without relay support, for absent.byte-identical (toolnexus_conformance.scenario.relations)."""
     runs = conformance.counterparts
-    runs.start = lambda port: port_session(port, env={**os.environ, **port.env} if port.env else None)
     baseline_cmd = config.getoption("baseline_cmd")
     if port_cmd:
         if baseline_cmd:

@@ -31,6 +31,7 @@ from toolnexus_conformance.run.observables import observables
 from toolnexus_conformance.run.runner import RunRecord, run_variant
 from toolnexus_conformance.scenario.model import Variant
 from toolnexus_conformance.scenario.relations import Counterpart, Relation, related_by_others, relations_of
+from toolnexus_conformance.shim.launchers import port_session
 from toolnexus_conformance.shim.ports import PortError, ResolvedPort, load_registry, resolve
 from toolnexus_conformance.shim.session import Handshake, ShimSession
 
@@ -64,6 +65,11 @@ def resolve_baseline(port: str, baseline_src: str | None, *, build: bool) -> tup
         return None, f"the baseline {base.name!r} could not be built: {exc}"
 
 
+def _start_baseline(port: ResolvedPort) -> ShimSession:
+    """A session on the baseline ``port``'s shim, in this process's environment plus the port's own."""
+    return port_session(port, env={**os.environ, **port.env} if port.env else None)
+
+
 # Called with the variant's record once it ran (None: the run failed): fills the record's
 # counterparts, after waiting for any that ran beside the port's own run.
 Related = Callable[[RunRecord | None], None]
@@ -76,7 +82,6 @@ class CounterpartRuns:
 
     baseline: ResolvedPort | None = None
     baseline_why: str = "no baseline was resolved"
-    start: Callable[[ResolvedPort], ShimSession] | None = None
     _kept: dict[str, dict[str, Any]] = field(default_factory=dict)
     _baseline_shim: ShimSession | None = None
     _ahead: ThreadPoolExecutor | None = None
@@ -147,8 +152,8 @@ class CounterpartRuns:
 
     def _baseline(self) -> ShimSession:
         if self._baseline_shim is None:
-            assert self.baseline is not None and self.start is not None
-            self._baseline_shim = self.start(self.baseline)
+            assert self.baseline is not None
+            self._baseline_shim = _start_baseline(self.baseline)
         return self._baseline_shim
 
     @staticmethod
